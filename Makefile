@@ -1,0 +1,48 @@
+# Two commands for a fresh machine: `make run` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: run test install install-dev browser lint format serve bench
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(VENV)/bin/python
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	$(PIP) install -q -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+install: $(VENV)/.runtime
+install-dev: $(VENV)/.dev
+
+# The embedded default: SQLite, in-memory channel layer, Celery tasks in-process, no keys, no Redis.
+run: install
+	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
+	DJANGO_DEBUG=1 $(PY) manage.py load_packs
+	@echo "Quizgate on http://$(HOST):$(PORT)/"
+	DJANGO_DEBUG=1 $(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --log-level warning
+
+# Debian's Chromium for the real-browser tests (Playwright cannot download its own browser here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Install Chromium first: sudo apt-get install chromium"; exit 1; fi; }
+
+# Runs against PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, SQLite + in-memory otherwise.
+test: install-dev browser
+	$(PY) -m pytest -q
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format:
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .

@@ -1,0 +1,176 @@
+"""The room's WebSocket: parse a frame, call one service, answer with a frame. Rules live in services."""
+
+import json
+import logging
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from lobby import events, services
+from lobby.clock import clock_acquire, clock_release
+from lobby.exceptions import GameError, PlayerRemoved
+from lobby.machine import Action
+from lobby.selectors import player_view, room_snapshot
+
+logger = logging.getLogger(__name__)
+
+HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
+
+
+class RoomConsumer(AsyncWebsocketConsumer):
+    """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
+
+    async def connect(self):
+        self.code = services.normalize_code(self.scope["url_route"]["kwargs"]["code"])
+        self.room_id: int | None = None
+        self.role: str | None = None
+        self.player_id: int | None = None
+        self.answered: dict[int, int] = {}
+        self.seq = -1
+        await self.accept()
+        clock_acquire()
+
+    async def disconnect(self, code):
+        clock_release()
+        if self.room_id is not None:
+            await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
+
+    # -- frames in ----------------------------------------------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if bytes_data is not None:
+            return await self.send_error("bad_message", "Send JSON text frames.")
+        if len(text_data.encode()) > settings.WS_MAX_MESSAGE_BYTES:
+            return await self.send_error("too_large", "That message is too large.")
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            return await self.send_error("bad_message", "That message is not valid JSON.")
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            return await self.send_error("bad_message", "A message needs a type.")
+        handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
+        if handler is None:
+            return await self.send_error("unknown_type", "Unknown message type.")
+        try:
+            await handler(message)
+        except GameError as error:
+            await self.send_error(error.code, str(error))
+            if isinstance(error, PlayerRemoved):
+                await self.close()
+
+    async def on_join(self, message):
+        if self.role is not None:
+            return await self.send_error("not_now", "You are already in this game.")
+        joined = await database_sync_to_async(services.player_join)(code=self.code, nickname=message.get("nickname"))
+        await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk)
+        await self.send_json(
+            {
+                "type": "joined",
+                "token": joined.token,
+                "player": {"id": joined.player.pk, "nickname": joined.player.nickname},
+            }
+        )
+        await self._send_snapshot()
+
+    async def on_resume(self, message):
+        player = await database_sync_to_async(services.player_resume)(token=message.get("token"), code=self.code)
+        await self._enter(room_id=player.room_id, role="player", player_id=player.pk)
+        await self.send_json(
+            {"type": "joined", "token": message["token"], "player": {"id": player.pk, "nickname": player.nickname}}
+        )
+        await self._send_snapshot()
+
+    async def on_host(self, message):
+        room = await database_sync_to_async(services.host_resume)(token=message.get("token"), code=self.code)
+        await self._enter(room_id=room.pk, role="host", player_id=None)
+        await self.send_json({"type": "hosting", "code": room.code})
+        await self._send_snapshot()
+
+    async def on_answer(self, message):
+        self._require("player")
+        ack = await database_sync_to_async(services.answer_submit)(
+            player_id=self.player_id, question_index=message.get("question"), option=message.get("option")
+        )
+        self.answered[ack.question_index] = ack.option
+        await self.send_json({"type": "answered", "question": ack.question_index, "option": ack.option})
+
+    async def on_report(self, message):
+        self._require("player")
+        await database_sync_to_async(services.report_create)(
+            player_id=self.player_id, question_index=message.get("question"), text=message.get("text")
+        )
+        await self.send_json({"type": "reported", "question": message.get("question")})
+
+    async def on_start(self, message):
+        await self._host_action(message)
+
+    async def on_next(self, message):
+        await self._host_action(message)
+
+    async def on_close(self, message):
+        await self._host_action(message)
+
+    async def on_remove(self, message):
+        self._require("host")
+        player_id = message.get("player")
+        if not isinstance(player_id, int) or isinstance(player_id, bool):
+            return await self.send_error("bad_message", "Say which player to remove.")
+        await database_sync_to_async(services.player_remove)(room_id=self.room_id, player_id=player_id)
+
+    async def on_lock(self, message):
+        self._require("host")
+        await database_sync_to_async(services.room_set_locked)(room_id=self.room_id, locked=bool(message.get("locked")))
+
+    async def on_ping(self, message):
+        await self.send_json({"type": "pong"})
+
+    async def _host_action(self, message):
+        self._require("host")
+        expected_phase = message.get("phase") if isinstance(message.get("phase"), str) else None
+        expected_index = message.get("index") if isinstance(message.get("index"), int) else None
+        await database_sync_to_async(services.game_act)(
+            room_id=self.room_id,
+            action=HOST_ACTIONS[message["type"]],
+            expected_phase=expected_phase,
+            expected_index=expected_index if expected_phase is not None else None,
+        )
+
+    def _require(self, role: str) -> None:
+        if self.role != role:
+            raise GameError("Only the host can do that." if role == "host" else "Join the game first.")
+
+    async def _enter(self, *, room_id: int, role: str, player_id: int | None) -> None:
+        if self.room_id is None:
+            await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
+        self.room_id, self.role, self.player_id = room_id, role, player_id
+        if player_id is not None:
+            view = await database_sync_to_async(player_view)(player_id=player_id)
+            if view["answered_index"] is not None:
+                self.answered[view["answered_index"]] = view["option"]
+
+    # -- frames out ---------------------------------------------------------------------------------------
+
+    async def _send_snapshot(self):
+        snapshot = await database_sync_to_async(room_snapshot)(room_id=self.room_id)
+        await self.room_state({"state": snapshot})
+
+    async def room_state(self, event):
+        state = dict(event["state"])
+        if state["seq"] < self.seq:
+            return  # an older picture overtaken by a newer one
+        self.seq = state["seq"]
+        if self.role == "player":
+            me = next((p for p in state["players"] if p["id"] == self.player_id), None)
+            if me is None:
+                await self.send_error("removed", "The host removed you from this game.")
+                return await self.close()
+            index = state["question_index"]
+            state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index)}
+        await self.send_json(state)
+
+    async def send_json(self, content):
+        await self.send(text_data=json.dumps(content))
+
+    async def send_error(self, code, message):
+        await self.send_json({"type": "error", "code": code, "message": message})

@@ -1,0 +1,33 @@
+"""Group names and the one room event. Sent only after the transaction that caused it commits."""
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+ROOM_STATE = "room.state"
+
+
+def room_group(code: str) -> str:
+    # Codes come from our own alphabet (A-Z, 2-9), so the name always fits Channels' rules.
+    return f"room.{code}"
+
+
+def room_changed(*, room_id: int) -> None:
+    transaction.on_commit(lambda: room_broadcast(room_id=room_id))
+
+
+def room_broadcast(*, room_id: int) -> None:
+    from lobby.selectors import room_snapshot
+
+    snapshot = room_snapshot(room_id=room_id)
+    try:
+        async_to_sync(get_channel_layer().group_send)(
+            room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot}
+        )
+    except Exception:
+        # The database already holds the change; clients catch up from the snapshot on the next event.
+        logger.exception("broadcast for room %s failed", snapshot["code"])

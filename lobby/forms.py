@@ -1,0 +1,22 @@
+from django import forms
+from django.conf import settings
+
+
+class RoomCreateForm(forms.Form):
+    source = forms.CharField()  # "pack:<id>" or "round:<id>"
+    timer_seconds = forms.IntegerField(
+        label="Seconds per question",
+        min_value=settings.ROOM_MIN_TIMER,
+        max_value=settings.ROOM_MAX_TIMER,
+        initial=settings.ROOM_DEFAULT_TIMER,
+    )
+
+    def clean_source(self) -> tuple[str, int]:
+        kind, _, raw_id = self.cleaned_data["source"].partition(":")
+        if kind not in ("pack", "round") or not raw_id.isdigit():
+            raise forms.ValidationError("Choose a pack or one of your rounds.")
+        return kind, int(raw_id)
+
+
+class JoinForm(forms.Form):
+    code = forms.CharField(max_length=12, label="Game code")

@@ -1,0 +1,78 @@
+from django.db import models
+from django.db.models import Q
+
+from lobby.machine import Phase
+
+
+class Room(models.Model):
+    code = models.CharField(max_length=8, unique=True)
+    round = models.ForeignKey("quiz.Round", on_delete=models.PROTECT, related_name="rooms")
+    timer_seconds = models.PositiveSmallIntegerField(default=20)
+    phase = models.CharField(max_length=12, choices=[(p.value, p.value) for p in Phase], default=Phase.LOBBY)
+    question_index = models.SmallIntegerField(default=-1)
+    question_count = models.PositiveSmallIntegerField()
+    question_started_at = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Bumped by every change a client should see; clients drop snapshots older than the one they hold.
+    seq = models.PositiveIntegerField(default=0)
+    locked = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Player(models.Model):
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="players")
+    nickname = models.CharField(max_length=20)
+    nickname_key = models.CharField(max_length=20)
+    score = models.IntegerField(default=0)
+    streak = models.PositiveSmallIntegerField(default=0)
+    removed = models.BooleanField(default=False)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["joined_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "nickname_key"], condition=Q(removed=False), name="player_nickname_unique_in_room"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.nickname
+
+
+class Answer(models.Model):
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="answers")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="answers")
+    question_index = models.PositiveSmallIntegerField()
+    option = models.PositiveSmallIntegerField()
+    elapsed_ms = models.PositiveIntegerField()
+    correct = models.BooleanField()
+    points = models.IntegerField(default=0)  # set when the question closes
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["player", "question_index"], name="one_answer_per_player_per_question")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} Q{self.question_index + 1}: {'ABCDEF'[self.option]}"
+
+
+class Report(models.Model):
+    """A player's "this question is wrong"; kept for the review queue."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="reports")
+    player = models.ForeignKey(Player, on_delete=models.CASCADE, related_name="reports")
+    question = models.ForeignKey("quiz.Question", on_delete=models.CASCADE, related_name="reports")
+    text = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["player", "question"], name="one_report_per_player_question")]
+
+    def __str__(self) -> str:
+        return f"Report by {self.player} on {self.question}"

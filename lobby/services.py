@@ -1,0 +1,312 @@
+"""The game's writes. Every phase change is a compare-and-set on the room's row."""
+
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from lobby import events, machine
+from lobby.exceptions import (
+    AlreadyAnswered,
+    AlreadyReported,
+    AnswerRefused,
+    BadToken,
+    GameOver,
+    NicknameInvalid,
+    NicknameTaken,
+    NotNow,
+    PlayerRemoved,
+    RoomFull,
+    RoomLocked,
+    RoomNotFound,
+    TooLate,
+)
+from lobby.machine import Action, Phase, Position
+from lobby.models import Answer, Player, Report, Room
+from lobby.tokens import host_token, player_token, read_host_token, read_player_token
+from quiz.models import Round
+from quiz.selectors import round_question_list
+
+logger = logging.getLogger(__name__)
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LENGTH = 6
+NICKNAME_MAX = 20
+
+
+def normalize_code(raw: object) -> str:
+    if not isinstance(raw, str):
+        return ""
+    return "".join(raw.split()).upper()[:CODE_LENGTH]
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+@dataclass(frozen=True)
+class CreatedRoom:
+    room: Room
+    host_token: str
+
+
+def room_create(*, round_id: int, timer_seconds: int) -> CreatedRoom:
+    timer_seconds = int(timer_seconds)
+    if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
+        raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
+    round_ = Round.objects.get(pk=round_id)
+    count = round_.entries.count()
+    if count == 0:
+        raise NotNow("That round has no questions.")
+    for _ in range(10):
+        try:
+            with transaction.atomic():
+                room = Room.objects.create(
+                    code=_new_code(), round=round_, timer_seconds=timer_seconds, question_count=count
+                )
+            break
+        except IntegrityError:
+            continue
+    else:  # pragma: no cover - 10 collisions in a space of 32^6
+        raise NotNow("Could not find a free room code; try again.")
+    return CreatedRoom(room=room, host_token=host_token(room_code=room.code))
+
+
+def room_by_code(code: str) -> Room:
+    try:
+        return Room.objects.get(code=normalize_code(code))
+    except Room.DoesNotExist:
+        raise RoomNotFound() from None
+
+
+def host_resume(*, token: object, code: str) -> Room:
+    token_code = read_host_token(token)
+    if token_code is None or token_code != normalize_code(code):
+        raise BadToken("Only the host of this game can do that.")
+    return room_by_code(code)
+
+
+def clean_nickname(raw: object) -> tuple[str, str]:
+    if not isinstance(raw, str):
+        raise NicknameInvalid()
+    nickname = " ".join(raw.split())
+    if not 1 <= len(nickname) <= NICKNAME_MAX or not nickname.isprintable():
+        raise NicknameInvalid()
+    return nickname, nickname.casefold()
+
+
+@dataclass(frozen=True)
+class Joined:
+    player: Player
+    token: str
+
+
+def player_join(*, code: str, nickname: object) -> Joined:
+    nickname, key = clean_nickname(nickname)
+    with transaction.atomic():
+        try:
+            room = Room.objects.select_for_update().get(code=normalize_code(code))
+        except Room.DoesNotExist:
+            raise RoomNotFound() from None
+        if room.phase == Phase.FINISHED:
+            raise GameOver()
+        if room.locked:
+            raise RoomLocked()
+        if room.players.filter(removed=False).count() >= settings.ROOM_MAX_PLAYERS:
+            raise RoomFull(f"This game is full: {settings.ROOM_MAX_PLAYERS} players is the most a room holds.")
+        if room.players.filter(removed=False, nickname_key=key).exists():
+            raise NicknameTaken()
+        player = Player.objects.create(room=room, nickname=nickname, nickname_key=key)
+        _bump(room.pk)
+    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk))
+
+
+def player_resume(*, token: object, code: str) -> Player:
+    parsed = read_player_token(token)
+    if parsed is None or parsed[0] != normalize_code(code):
+        raise BadToken()
+    player = Player.objects.select_related("room").filter(pk=parsed[1], room__code=parsed[0]).first()
+    if player is None:
+        raise BadToken()
+    if player.removed:
+        raise PlayerRemoved()
+    return player
+
+
+def player_remove(*, room_id: int, player_id: int) -> None:
+    with transaction.atomic():
+        updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(removed=True)
+        if updated:
+            _bump(room_id)
+    if updated:
+        _close_if_everyone_answered(room_id=room_id)
+
+
+def room_set_locked(*, room_id: int, locked: bool) -> None:
+    with transaction.atomic():
+        Room.objects.filter(pk=room_id).update(locked=bool(locked))
+        _bump(room_id)
+
+
+def _bump(room_id: int) -> None:
+    Room.objects.filter(pk=room_id).update(seq=F("seq") + 1)
+    events.room_changed(room_id=room_id)
+
+
+def _compare_and_set(room: Room, target: Position, **fields) -> bool:
+    """Move the room from the position it was read at to `target`; False if someone else moved it first."""
+    updated = Room.objects.filter(pk=room.pk, phase=room.phase, question_index=room.question_index).update(
+        phase=target.phase, question_index=target.index, seq=F("seq") + 1, **fields
+    )
+    return updated == 1
+
+
+def _start_question_fields(room: Room) -> dict:
+    now = timezone.now()
+    return {"question_started_at": now, "deadline": now + timedelta(seconds=room.timer_seconds)}
+
+
+def game_act(
+    *, room_id: int, action: Action, expected_phase: str | None = None, expected_index: int | None = None
+) -> bool:
+    """Apply a host action (start, next, close). Returns False when the room had already moved on."""
+    room = Room.objects.get(pk=room_id)
+    if expected_phase is not None and (room.phase != expected_phase or room.question_index != expected_index):
+        return False
+    if action is Action.CLOSE:
+        return question_close(room_id=room_id, question_index=room.question_index)
+    try:
+        target = machine.transition(Position(Phase(room.phase), room.question_index), action, total=room.question_count)
+    except machine.IllegalMove:
+        raise NotNow() from None
+    if action is Action.START and not room.players.filter(removed=False).exists():
+        raise NotNow("Wait for at least one player to join before starting.")
+    fields = _start_question_fields(room) if target.phase == Phase.QUESTION else {}
+    with transaction.atomic():
+        moved = _compare_and_set(room, target, **fields)
+        if moved:
+            events.room_changed(room_id=room.pk)
+    return moved
+
+
+def question_close(*, room_id: int, question_index: int) -> bool:
+    """Close a question once: score its answers and reveal. Safe to call from any process, any number of times."""
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if room.phase != Phase.QUESTION or room.question_index != question_index:
+            return False
+        if not _compare_and_set(room, Position(Phase.REVEAL, question_index)):
+            return False
+        _score_question(room, question_index)
+        events.room_changed(room_id=room.pk)
+    return True
+
+
+def _score_question(room: Room, question_index: int) -> None:
+    timer_ms = room.timer_seconds * 1000
+    answers = {a.player_id: a for a in Answer.objects.filter(room=room, question_index=question_index)}
+    for player in room.players.filter(removed=False):
+        answer = answers.get(player.pk)
+        if answer is not None and answer.correct:
+            player.streak += 1
+            answer.points = machine.answer_points(
+                correct=True, elapsed_ms=answer.elapsed_ms, timer_ms=timer_ms
+            ) + machine.streak_bonus(player.streak)
+            answer.save(update_fields=["points"])
+            player.score += answer.points
+        else:
+            player.streak = 0
+        player.save(update_fields=["score", "streak"])
+
+
+def close_due_questions() -> int:
+    """The server's clock: close every question past its deadline. Called by every process's ticker."""
+    closed = 0
+    due = Room.objects.filter(phase=Phase.QUESTION, deadline__lte=timezone.now()).values_list("pk", "question_index")
+    for room_id, question_index in list(due):
+        if question_close(room_id=room_id, question_index=question_index):
+            closed += 1
+    return closed
+
+
+@dataclass(frozen=True)
+class AnswerAck:
+    question_index: int
+    option: int
+    closed: bool  # this answer was the last one and closed the question
+
+
+def answer_submit(*, player_id: int, question_index: object, option: object) -> AnswerAck:
+    if not isinstance(question_index, int) or isinstance(question_index, bool):
+        raise AnswerRefused("The answer must name the question it is for.")
+    if not isinstance(option, int) or isinstance(option, bool):
+        raise AnswerRefused("Choose one of the options.")
+    now = timezone.now()
+    with transaction.atomic():
+        player = Player.objects.get(pk=player_id)
+        if player.removed:
+            raise PlayerRemoved()
+        # The row lock orders this answer against a concurrent close: either it is in before the
+        # question closes and gets scored, or it sees the question closed and is refused.
+        room = Room.objects.select_for_update().get(pk=player.room_id)
+        if room.phase != Phase.QUESTION or room.question_index != question_index:
+            if room.question_index == question_index and room.phase != Phase.LOBBY:
+                raise TooLate()
+            raise AnswerRefused("That question is not open.")
+        if now > room.deadline:
+            raise TooLate()
+        question = round_question_list(round_id=room.round_id)[question_index]
+        if not 0 <= option < len(question.options):
+            raise AnswerRefused("Choose one of the options.")
+        elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
+        try:
+            with transaction.atomic():
+                Answer.objects.create(
+                    room=room,
+                    player=player,
+                    question_index=question_index,
+                    option=option,
+                    elapsed_ms=max(elapsed_ms, 0),
+                    correct=option == question.correct_index,
+                )
+        except IntegrityError:
+            raise AlreadyAnswered() from None
+        _bump(room.pk)
+    closed = _close_if_everyone_answered(room_id=room.pk)
+    return AnswerAck(question_index=question_index, option=option, closed=closed)
+
+
+def _close_if_everyone_answered(*, room_id: int) -> bool:
+    room = Room.objects.get(pk=room_id)
+    if room.phase != Phase.QUESTION:
+        return False
+    active = room.players.filter(removed=False).count()
+    answered = Answer.objects.filter(room=room, question_index=room.question_index, player__removed=False).count()
+    if active and answered >= active:
+        return question_close(room_id=room_id, question_index=room.question_index)
+    return False
+
+
+def report_create(*, player_id: int, question_index: object, text: object) -> Report:
+    if not isinstance(question_index, int) or isinstance(question_index, bool):
+        raise NotNow("Say which question you are reporting.")
+    text = " ".join(text.split())[:500] if isinstance(text, str) else ""
+    player = Player.objects.select_related("room").get(pk=player_id)
+    room = player.room
+    # A question can be reported once its answer has been revealed, not while it is open.
+    revealed = question_index < room.question_index or (
+        question_index == room.question_index and room.phase != Phase.QUESTION
+    )
+    if not revealed or not 0 <= question_index < room.question_count:
+        raise NotNow("You can report a question after its answer is shown.")
+    question = round_question_list(round_id=room.round_id)[question_index]
+    try:
+        with transaction.atomic():
+            return Report.objects.create(room=room, player=player, question=question, text=text)
+    except IntegrityError:
+        raise AlreadyReported() from None

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from lobby import views
+
+app_name = "lobby"
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("join/", views.join, name="join"),
+    path("play/<str:code>/", views.play, name="play"),
+    path("host/<str:code>/", views.host, name="host"),
+    path("host/<str:code>/results.csv", views.results, name="results"),
+]

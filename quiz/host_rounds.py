@@ -1,0 +1,70 @@
+"""Reads and writes for a host's own rounds, always scoped to the browser session's owner key."""
+
+from django.db import transaction
+from django.db.models import Count
+
+from quiz.exceptions import QuizError, RoundNotFound
+from quiz.models import CheckStatus, Provenance, Question, Round, RoundQuestion
+from quiz.services import question_create, round_create_for_host
+from quiz.validation import QuestionData
+
+
+def host_round_summaries(*, owner_key: str) -> list[Round]:
+    """The session's rounds, newest first, each with `question_count`."""
+    if not owner_key:
+        return []
+    return list(Round.objects.filter(owner_key=owner_key).annotate(question_count=Count("entries")))
+
+
+def host_round_get(*, owner_key: str, round_id: int) -> Round:
+    # An empty key must never match the rounds that have no owner (packs).
+    round_ = Round.objects.filter(pk=round_id, owner_key=owner_key).first() if owner_key else None
+    if round_ is None:
+        raise RoundNotFound("That round does not exist or is not yours.")
+    return round_
+
+
+def host_round_questions(*, round_: Round) -> list[QuestionData]:
+    return [entry.question.as_data() for entry in round_.entries.select_related("question")]
+
+
+@transaction.atomic
+def host_round_save(*, owner_key: str, round_id: int | None, title: str, questions: list[QuestionData]) -> Round:
+    if not owner_key:
+        raise QuizError("This browser session has no rounds.")
+    if not questions:
+        raise QuizError("A round needs at least one question.")
+    if round_id is None:
+        return round_create_for_host(title=title, questions=questions, owner_key=owner_key)
+
+    round_ = Round.objects.select_for_update().filter(pk=round_id, owner_key=owner_key).first()
+    if round_ is None:
+        raise RoundNotFound("That round does not exist or is not yours.")
+    # Questions are never changed or deleted (answers and checks may point at them): an unchanged
+    # question keeps its row, a changed or new one gets a new row, and the round's entries are replaced.
+    current = list(round_.entries.select_related("question"))
+    reusable: dict[QuestionData, list[Question]] = {}
+    for entry in current:
+        reusable.setdefault(entry.question.as_data(), []).append(entry.question)
+    new_questions = []
+    for data in questions:
+        same = reusable.get(data)
+        if same:
+            new_questions.append(same.pop(0))
+        else:
+            new_questions.append(question_create(data=data, provenance=Provenance.HOST))
+
+    changed = [entry.question_id for entry in current] != [question.pk for question in new_questions]
+    round_.title = title.strip()[:200] or "My questions"
+    update_fields = ["title"]
+    if changed:
+        # The old check result no longer describes these questions.
+        round_.check_status = CheckStatus.UNCHECKED
+        update_fields.append("check_status")
+        round_.entries.all().delete()
+        RoundQuestion.objects.bulk_create(
+            RoundQuestion(round=round_, question=question, position=position)
+            for position, question in enumerate(new_questions)
+        )
+    round_.save(update_fields=update_fields)
+    return round_

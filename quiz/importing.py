@@ -1,0 +1,191 @@
+"""A host's questions in and out as CSV or JSON. Plain functions: no request, no database.
+
+Every question goes through `clean_question`; a bad row is reported with where it is and why, and the
+good rows are kept.
+"""
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from quiz.exceptions import InvalidQuestion
+from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
+
+MAX_ROWS = 200
+MAX_TEXT_BYTES = 1024 * 1024
+
+CSV_OPTION_COLUMNS = tuple(f"option_{letter.lower()}" for letter in OPTION_LETTERS[:MAX_OPTIONS])
+CSV_COLUMNS = ("question", *CSV_OPTION_COLUMNS, "correct", "explanation", "source")
+CSV_REQUIRED_COLUMNS = ("question", "option_a", "option_b", "correct")
+
+
+@dataclass(frozen=True)
+class RowError:
+    # `line` is a physical line of the file; for a JSON question it is the 1-based item number
+    # (unit "item"). Line 0 means the file as a whole.
+    line: int
+    reason: str
+    unit: str = "line"
+
+    @property
+    def where(self) -> str:
+        return "whole file" if self.line == 0 else f"{self.unit} {self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class ImportResult:
+    questions: list[QuestionData] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    # A JSON file may carry its round's title.
+    title: str = ""
+
+
+def _too_large(text: str) -> ImportResult | None:
+    if len(text.encode("utf-8", errors="replace")) > MAX_TEXT_BYTES:
+        return ImportResult(errors=[RowError(0, f"the text is larger than {MAX_TEXT_BYTES // 1024} KB")])
+    return None
+
+
+def _too_many_rows_error(line: int, unit: str) -> RowError:
+    return RowError(
+        line, f"only {MAX_ROWS} questions can be imported at once; this one and the rest were skipped", unit
+    )
+
+
+def _csv_delimiter(header_line: str) -> str:
+    return ";" if header_line.count(";") > header_line.count(",") else ","
+
+
+def parse_csv(text: str) -> ImportResult:
+    if (too_large := _too_large(text)) is not None:
+        return too_large
+    text = text.removeprefix("\ufeff")
+    header_line = text.split("\n", 1)[0]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_csv_delimiter(header_line))
+    result = ImportResult()
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            result.errors.append(RowError(1, "the file is empty; the first line must be the header"))
+            return result
+        columns = [cell.strip().lower() for cell in header]
+        missing = [name for name in CSV_REQUIRED_COLUMNS if name not in columns]
+        if missing:
+            result.errors.append(
+                RowError(
+                    1,
+                    f"the header is missing the column(s) {', '.join(missing)}; "
+                    f"the first line must be: {','.join(CSV_COLUMNS)}",
+                )
+            )
+            return result
+        rows = 0
+        last_line = reader.line_num
+        for cells in reader:
+            # A quoted cell may span lines: a row starts on the line after the previous row ended.
+            line, last_line = last_line + 1, reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue
+            rows += 1
+            if rows > MAX_ROWS:
+                result.errors.append(_too_many_rows_error(line, "line"))
+                break
+            try:
+                result.questions.append(_question_from_csv_row(columns, cells))
+            except InvalidQuestion as error:
+                result.errors.append(RowError(line, str(error)))
+    except csv.Error as error:
+        result.errors.append(RowError(reader.line_num, f"the CSV cannot be read: {error}"))
+    return result
+
+
+def _question_from_csv_row(columns: list[str], cells: list[str]) -> QuestionData:
+    if len(cells) > len(columns) and any(cell.strip() for cell in cells[len(columns) :]):
+        raise InvalidQuestion(
+            f"the row has {len(cells)} cells but the header has {len(columns)} columns "
+            "(put a cell that contains the delimiter in double quotes)"
+        )
+    row = dict(zip(columns, cells, strict=False))
+    options = [row.get(name, "") for name in CSV_OPTION_COLUMNS]
+    while options and not options[-1].strip():
+        options.pop()
+    return clean_question(
+        {
+            "question": row.get("question", ""),
+            "options": options,
+            "correct": row.get("correct", ""),
+            "explanation": row.get("explanation", ""),
+            "source": row.get("source", ""),
+        }
+    )
+
+
+def parse_json(text: str) -> ImportResult:
+    if (too_large := _too_large(text)) is not None:
+        return too_large
+    result = ImportResult()
+    try:
+        data = json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as error:
+        result.errors.append(RowError(error.lineno, f"not valid JSON: {error.msg} (column {error.colno})"))
+        return result
+    except RecursionError:
+        result.errors.append(RowError(0, "the JSON is nested too deeply"))
+        return result
+    if isinstance(data, dict):
+        title = data.get("title")
+        if isinstance(title, str):
+            result.title = " ".join(title.split())[:200]
+        data = data.get("questions")
+    if not isinstance(data, list):
+        result.errors.append(
+            RowError(1, 'expected a list of questions, or an object with a "questions" list and an optional "title"')
+        )
+        return result
+    for number, item in enumerate(data, start=1):
+        if number > MAX_ROWS:
+            result.errors.append(_too_many_rows_error(number, "item"))
+            break
+        try:
+            result.questions.append(clean_question(item))
+        except InvalidQuestion as error:
+            result.errors.append(RowError(number, str(error), unit="item"))
+    return result
+
+
+def export_csv(questions: list[QuestionData]) -> str:
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for question in questions:
+        options = list(question.options) + [""] * (MAX_OPTIONS - len(question.options))
+        writer.writerow(
+            [
+                question.text,
+                *options,
+                OPTION_LETTERS[question.correct_index],
+                question.explanation,
+                question.source,
+            ]
+        )
+    return buffer.getvalue()
+
+
+def question_as_json(question: QuestionData) -> dict[str, Any]:
+    return {
+        "question": question.text,
+        "options": list(question.options),
+        "correct": OPTION_LETTERS[question.correct_index],
+        "explanation": question.explanation,
+        "source": question.source,
+    }
+
+
+def export_json(*, title: str, questions: list[QuestionData]) -> str:
+    payload = {"title": title, "questions": [question_as_json(question) for question in questions]}
+    return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,66 @@
+from collections.abc import Iterable
+
+from django.db import transaction
+
+from quiz.exceptions import QuizError
+from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQuestion
+from quiz.validation import QuestionData
+
+
+def question_create(*, data: QuestionData, provenance: str, pack: Pack | None = None, model_id: str = "") -> Question:
+    return Question.objects.create(
+        text=data.text,
+        options=list(data.options),
+        correct_index=data.correct_index,
+        explanation=data.explanation,
+        source=data.source,
+        provenance=provenance,
+        pack=pack,
+        model_id=model_id,
+    )
+
+
+@transaction.atomic
+def round_create(
+    *,
+    title: str,
+    questions: Iterable[Question],
+    provenance: str,
+    check_status: str,
+    pack: Pack | None = None,
+    owner_key: str = "",
+) -> Round:
+    round_ = Round.objects.create(
+        title=title[:200], provenance=provenance, check_status=check_status, pack=pack, owner_key=owner_key
+    )
+    RoundQuestion.objects.bulk_create(
+        RoundQuestion(round=round_, question=question, position=position) for position, question in enumerate(questions)
+    )
+    return round_
+
+
+def round_create_from_pack(*, pack: Pack) -> Round:
+    questions = list(pack.questions.order_by("id"))
+    if not questions:
+        raise QuizError("That pack has no questions.")
+    return round_create(
+        title=pack.title,
+        questions=questions,
+        provenance=Provenance.PACK,
+        check_status=CheckStatus.HAND_CHECKED,
+        pack=pack,
+    )
+
+
+@transaction.atomic
+def round_create_for_host(*, title: str, questions: list[QuestionData], owner_key: str) -> Round:
+    if not questions:
+        raise QuizError("A round needs at least one question.")
+    created = [question_create(data=data, provenance=Provenance.HOST) for data in questions]
+    return round_create(
+        title=title.strip() or "My questions",
+        questions=created,
+        provenance=Provenance.HOST,
+        check_status=CheckStatus.UNCHECKED,
+        owner_key=owner_key,
+    )

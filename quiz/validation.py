@@ -1,0 +1,93 @@
+"""The one validation every question goes through, however it enters: pack, form, CSV, JSON, model."""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from quiz.exceptions import InvalidQuestion
+
+MIN_OPTIONS = 2
+MAX_OPTIONS = 6
+MAX_TEXT = 300
+MAX_OPTION = 120
+MAX_EXPLANATION = 500
+MAX_SOURCE = 500
+OPTION_LETTERS = "ABCDEF"
+
+
+@dataclass(frozen=True)
+class QuestionData:
+    text: str
+    options: tuple[str, ...]
+    correct_index: int
+    explanation: str = ""
+    source: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["options"] = list(self.options)
+        return data
+
+
+def _clean_text(value: Any, *, field: str, max_length: int, required: bool) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidQuestion(f"{field} must be text")
+    value = " ".join(value.split())
+    if required and not value:
+        raise InvalidQuestion(f"{field} is empty")
+    if len(value) > max_length:
+        raise InvalidQuestion(f"{field} is longer than {max_length} characters")
+    return value
+
+
+def parse_correct(value: Any, option_count: int) -> int:
+    """The marked option as a 0-based index, from an int index or a letter A-F / 1-based digit string."""
+    if isinstance(value, bool):
+        raise InvalidQuestion("the correct option must be an index or a letter")
+    if isinstance(value, int):
+        index = value
+    elif isinstance(value, str) and value.strip():
+        token = value.strip().upper()
+        if len(token) == 1 and token in OPTION_LETTERS:
+            index = OPTION_LETTERS.index(token)
+        elif token.isdigit():
+            index = int(token) - 1
+        else:
+            raise InvalidQuestion(f"the correct option {value.strip()!r} is not a letter A-F or a number 1-6")
+    else:
+        raise InvalidQuestion("the correct option is missing")
+    if not 0 <= index < option_count:
+        raise InvalidQuestion(f"the correct option points past the {option_count} options")
+    return index
+
+
+def clean_question(raw: Mapping[str, Any]) -> QuestionData:
+    """Validate one question. `correct_index` is 0-based; `correct` (letter or 1-based) is also read."""
+    if not isinstance(raw, Mapping):
+        raise InvalidQuestion("a question must be an object")
+    text = _clean_text(raw.get("text", raw.get("question")), field="question", max_length=MAX_TEXT, required=True)
+    options_raw = raw.get("options")
+    if not isinstance(options_raw, list | tuple):
+        raise InvalidQuestion("options must be a list")
+    options = tuple(
+        _clean_text(option, field=f"option {n}", max_length=MAX_OPTION, required=True)
+        for n, option in enumerate(options_raw, start=1)
+    )
+    if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+        raise InvalidQuestion(f"a question needs {MIN_OPTIONS} to {MAX_OPTIONS} options, not {len(options)}")
+    folded = [option.casefold() for option in options]
+    if len(set(folded)) != len(folded):
+        raise InvalidQuestion("two options are the same")
+    if "correct_index" in raw:
+        correct = raw["correct_index"]
+        if not isinstance(correct, int) or isinstance(correct, bool):
+            raise InvalidQuestion("correct_index must be a whole number")
+        if not 0 <= correct < len(options):
+            raise InvalidQuestion(f"the correct option points past the {len(options)} options")
+    else:
+        correct = parse_correct(raw.get("correct"), len(options))
+    explanation = _clean_text(raw.get("explanation"), field="explanation", max_length=MAX_EXPLANATION, required=False)
+    source = _clean_text(raw.get("source"), field="source", max_length=MAX_SOURCE, required=False)
+    return QuestionData(text=text, options=options, correct_index=correct, explanation=explanation, source=source)

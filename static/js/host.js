@@ -1,0 +1,108 @@
+import { $, Countdown, RoomSocket, el, optionContent, progressText, renderBoard, showPhase } from "./room.js";
+
+const root = $("host");
+const code = root.dataset.code;
+const token = root.dataset.token;
+const countdown = new Countdown($("timer"), $("timer-live"));
+let state = null;
+
+const socket = new RoomSocket(code, {
+  onOpen: () => socket.send({ type: "host", token }),
+  onStatus: (text) => ($("conn-status").textContent = text),
+  onMessage: (message) => {
+    if (message.type === "state") render(message);
+    else if (message.type === "error") showError(message.message);
+  },
+});
+
+function showError(text) {
+  const box = $("host-error");
+  box.textContent = text;
+  box.hidden = false;
+  setTimeout(() => (box.hidden = true), 5000);
+}
+
+function act(type) {
+  // Sending where we think the game is makes a double click a no-op instead of a double advance.
+  socket.send({ type, phase: state.phase, index: state.question_index });
+}
+
+$("start-btn").addEventListener("click", () => act("start"));
+$("close-btn").addEventListener("click", () => act("close"));
+$("to-leaderboard-btn").addEventListener("click", () => act("next"));
+$("next-btn").addEventListener("click", () => act("next"));
+$("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
+
+function render(next) {
+  state = next;
+  showPhase(state.phase);
+  if (state.phase !== "question") countdown.stop();
+  if (state.phase === "lobby") renderLobby();
+  if (state.phase === "question") renderQuestion();
+  if (state.phase === "reveal") renderReveal();
+  if (state.phase === "leaderboard") {
+    renderBoard($("leaderboard"), state.players);
+    $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
+  }
+  if (state.phase === "finished") renderFinished();
+}
+
+function renderLobby() {
+  $("player-count").textContent = String(state.players.length);
+  $("lock-room").checked = state.locked;
+  $("start-btn").disabled = state.players.length === 0;
+  $("player-list").replaceChildren(
+    ...state.players.map((p) => {
+      const item = el("li");
+      const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
+      remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
+      item.append(el("span", { text: p.nickname, className: "nick" }), remove);
+      return item;
+    }),
+  );
+}
+
+function renderQuestion() {
+  const q = state.question;
+  $("q-progress").textContent = progressText(state);
+  $("q-text").textContent = q.text;
+  $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
+  $("answered-count").textContent = String(state.answered_count);
+  $("answered-total").textContent = String(state.players.length);
+  countdown.start(state.remaining_ms);
+}
+
+function renderReveal() {
+  const q = state.question;
+  const reveal = state.reveal;
+  const total = reveal.distribution.reduce((a, b) => a + b, 0) || 1;
+  $("r-progress").textContent = progressText(state);
+  $("r-text").textContent = q.text;
+  $("r-options").replaceChildren(
+    ...q.options.map((text, i) => {
+      const item = optionContent(el("li", { className: "option" }), i, text);
+      const count = reveal.distribution[i];
+      const bar = el("span", { className: "bar", attrs: { style: `--share:${count / total}` } });
+      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": `${count} answers` } }));
+      if (i === reveal.correct_index) {
+        item.classList.add("correct");
+        item.prepend(el("span", { text: "✔ Correct", className: "correct-mark" }));
+      } else item.classList.add("wrong");
+      return item;
+    }),
+  );
+  $("r-explanation").textContent = reveal.explanation;
+  $("r-source").textContent = reveal.source ? `Source: ${reveal.source}` : "";
+}
+
+function renderFinished() {
+  const top = [...state.players].sort((a, b) => a.rank - b.rank);
+  $("podium").replaceChildren(
+    ...top.slice(0, 3).map((p) => {
+      const item = el("li", { className: `podium-${p.rank}` });
+      item.append(el("span", { text: p.nickname, className: "nick" }), el("span", { text: `${p.score} pts`, className: "score" }));
+      return item;
+    }),
+  );
+  renderBoard($("final-board"), state.players, 100);
+}

@@ -1,0 +1,44 @@
+import pytest
+
+from quiz.models import CheckStatus, Provenance
+from quiz.services import question_create, round_create
+from quiz.validation import QuestionData
+
+SAMPLE = [
+    QuestionData(
+        text="What is 2 + 2?", options=("3", "4", "5", "22"), correct_index=1, explanation="Two and two make four."
+    ),
+    QuestionData(
+        text="Which planet is closest to the Sun?",
+        options=("Venus", "Earth", "Mercury", "Mars"),
+        correct_index=2,
+        explanation="Mercury orbits nearest the Sun.",
+    ),
+    QuestionData(
+        text="What is H2O commonly called?",
+        options=("Water", "Salt", "Air"),
+        correct_index=0,
+        explanation="H2O is the formula of water.",
+    ),
+]
+
+
+@pytest.fixture
+def make_round():
+    def make(questions: list[QuestionData] | None = None, title: str = "Test round"):
+        created = [question_create(data=q, provenance=Provenance.HOST) for q in (questions or SAMPLE)]
+        return round_create(
+            title=title, questions=created, provenance=Provenance.HOST, check_status=CheckStatus.UNCHECKED
+        )
+
+    return make
+
+
+@pytest.fixture
+def make_room(make_round):
+    from lobby.services import room_create
+
+    def make(timer_seconds: int = 20, questions: list[QuestionData] | None = None):
+        return room_create(round_id=make_round(questions).pk, timer_seconds=timer_seconds)
+
+    return make

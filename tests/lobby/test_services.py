@@ -1,0 +1,185 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from lobby import services
+from lobby.exceptions import (
+    AlreadyAnswered,
+    AlreadyReported,
+    BadToken,
+    NicknameInvalid,
+    NicknameTaken,
+    NotNow,
+    PlayerRemoved,
+    RoomFull,
+    RoomLocked,
+    RoomNotFound,
+    TooLate,
+)
+from lobby.machine import Action, Phase
+from lobby.models import Answer, Room
+
+pytestmark = pytest.mark.django_db
+
+
+def test_room_codes_use_an_unambiguous_alphabet(make_room):
+    codes = {make_room().room.code for _ in range(30)}
+    assert len(codes) == 30
+    for code in codes:
+        assert len(code) == 6
+        assert not set(code) & set("0O1I")
+
+
+@pytest.mark.parametrize("timer", [9, 121])
+def test_timer_outside_10_to_120_seconds_is_refused(make_round, timer):
+    with pytest.raises(NotNow, match="10 to 120"):
+        services.room_create(round_id=make_round().pk, timer_seconds=timer)
+
+
+def test_nicknames_are_trimmed_unique_in_the_room_and_1_to_20_characters(make_room):
+    room = make_room().room
+    joined = services.player_join(code=room.code.lower(), nickname="  Ada   Lovelace ")
+    assert joined.player.nickname == "Ada Lovelace"
+    with pytest.raises(NicknameTaken):
+        services.player_join(code=room.code, nickname="ada lovelace")
+    for bad in ["", "   ", "x" * 21, None, 42]:
+        with pytest.raises(NicknameInvalid):
+            services.player_join(code=room.code, nickname=bad)
+    assert services.player_join(code=room.code, nickname="x" * 20).player.nickname == "x" * 20
+
+
+def test_the_21st_player_gets_a_clear_message(make_room, settings):
+    room = make_room().room
+    for n in range(settings.ROOM_MAX_PLAYERS):
+        services.player_join(code=room.code, nickname=f"p{n}")
+    with pytest.raises(RoomFull, match="20 players"):
+        services.player_join(code=room.code, nickname="one-too-many")
+    assert room.players.count() == 20
+
+
+def test_unknown_code_and_locked_room(make_room):
+    with pytest.raises(RoomNotFound):
+        services.player_join(code="ZZZZZZ", nickname="a")
+    room = make_room().room
+    services.room_set_locked(room_id=room.pk, locked=True)
+    with pytest.raises(RoomLocked):
+        services.player_join(code=room.code, nickname="late")
+
+
+def test_a_removed_player_cannot_come_back_with_the_same_token_and_frees_the_name(make_room):
+    room = make_room().room
+    joined = services.player_join(code=room.code, nickname="Eve")
+    services.player_remove(room_id=room.pk, player_id=joined.player.pk)
+    with pytest.raises(PlayerRemoved):
+        services.player_resume(token=joined.token, code=room.code)
+    assert services.player_join(code=room.code, nickname="Eve").player.pk != joined.player.pk
+
+
+def test_tokens_are_bound_to_their_room(make_room):
+    a, b = make_room().room, make_room().room
+    joined = services.player_join(code=a.code, nickname="Bob")
+    assert services.player_resume(token=joined.token, code=a.code).pk == joined.player.pk
+    with pytest.raises(BadToken):
+        services.player_resume(token=joined.token, code=b.code)
+    with pytest.raises(BadToken):
+        services.player_resume(token=joined.token + "x", code=a.code)
+    with pytest.raises(BadToken):
+        services.host_resume(token=joined.token, code=a.code)
+
+
+def _started(make_room, players=("Ann", "Ben")):
+    created = make_room()
+    room = created.room
+    joined = [services.player_join(code=room.code, nickname=n) for n in players]
+    assert services.game_act(room_id=room.pk, action=Action.START)
+    return Room.objects.get(pk=room.pk), joined
+
+
+def test_start_needs_a_player(make_room):
+    room = make_room().room
+    with pytest.raises(NotNow, match="at least one player"):
+        services.game_act(room_id=room.pk, action=Action.START)
+
+
+def test_a_double_click_advances_once(make_room):
+    room, _ = _started(make_room)
+    services.question_close(room_id=room.pk, question_index=0)
+    assert services.game_act(room_id=room.pk, action=Action.NEXT, expected_phase="reveal", expected_index=0)
+    assert not services.game_act(room_id=room.pk, action=Action.NEXT, expected_phase="reveal", expected_index=0)
+    room.refresh_from_db()
+    assert (room.phase, room.question_index) == (Phase.LEADERBOARD, 0)
+
+
+def test_answers_one_per_player_scored_at_close_and_the_last_answer_closes(make_room):
+    room, (ann, ben) = _started(make_room)
+    ack = services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)  # correct
+    assert not ack.closed
+    with pytest.raises(AlreadyAnswered):
+        services.answer_submit(player_id=ann.player.pk, question_index=0, option=2)
+    ann.player.refresh_from_db()
+    assert ann.player.score == 0  # nothing is revealed through the score before the reveal
+    ack = services.answer_submit(player_id=ben.player.pk, question_index=0, option=0)  # wrong
+    assert ack.closed
+    room.refresh_from_db()
+    assert room.phase == Phase.REVEAL
+    ann.player.refresh_from_db()
+    ben.player.refresh_from_db()
+    assert 500 <= ann.player.score <= 1000
+    assert ben.player.score == 0
+    assert Answer.objects.filter(room=room).count() == 2
+
+
+def test_a_late_answer_is_refused(make_room):
+    room, (ann, _) = _started(make_room)
+    Room.objects.filter(pk=room.pk).update(deadline=timezone.now() - timedelta(milliseconds=1))
+    with pytest.raises(TooLate):
+        services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
+    assert services.close_due_questions() == 1
+    with pytest.raises(TooLate):
+        services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
+    assert not Answer.objects.exists()
+
+
+def test_the_clock_closes_a_question_exactly_once(make_room):
+    room, _ = _started(make_room)
+    Room.objects.filter(pk=room.pk).update(deadline=timezone.now())
+    assert services.close_due_questions() == 1
+    assert services.close_due_questions() == 0
+    assert not services.question_close(room_id=room.pk, question_index=0)
+    room.refresh_from_db()
+    assert room.phase == Phase.REVEAL
+
+
+def test_answers_for_other_questions_or_options_are_refused(make_room):
+    room, (ann, _) = _started(make_room)
+    for question, option in [(1, 0), (0, 7), (0, -1), ("0", 1), (0, True)]:
+        with pytest.raises(services.AnswerRefused):
+            services.answer_submit(player_id=ann.player.pk, question_index=question, option=option)
+
+
+def test_streak_bonus_and_full_game_to_finished(make_room):
+    room, (ann,) = _started(make_room, players=("Ann",))
+    correct = [1, 2, 0]
+    for index, option in enumerate(correct):
+        services.answer_submit(player_id=ann.player.pk, question_index=index, option=option)
+        room.refresh_from_db()
+        assert room.phase == Phase.REVEAL
+        services.game_act(room_id=room.pk, action=Action.NEXT)
+        services.game_act(room_id=room.pk, action=Action.NEXT)
+    room.refresh_from_db()
+    assert room.phase == Phase.FINISHED
+    points = list(Answer.objects.filter(player=ann.player).order_by("question_index").values_list("points", flat=True))
+    assert points[1] - 100 >= 500 and points[2] - 200 >= 500  # streak bonus on the 2nd and 3rd in a row
+
+
+def test_reports_only_after_the_reveal_and_once(make_room):
+    room, (ann, _) = _started(make_room)
+    with pytest.raises(NotNow):
+        services.report_create(player_id=ann.player.pk, question_index=0, text="wrong!")
+    services.question_close(room_id=room.pk, question_index=0)
+    report = services.report_create(player_id=ann.player.pk, question_index=0, text="  The answer   is 5 ")
+    assert report.text == "The answer is 5"
+    assert report.question.text == "What is 2 + 2?"
+    with pytest.raises(AlreadyReported):
+        services.report_create(player_id=ann.player.pk, question_index=0, text="again")
