@@ -41,16 +41,16 @@ def home(request: HttpRequest) -> HttpResponse:
             tokens[created.room.code] = created.host_token
             request.session[HOST_TOKENS] = tokens
             return redirect("lobby:host", code=created.room.code)
-    selected = request.POST.get("source") or (
-        f"round:{request.GET['round']}" if request.GET.get("round", "").isdigit() else ""
-    )
-    context = {
-        "form": form,
-        "packs": pack_list(),
-        "rounds": host_round_list(owner_key=request.session.get("owner_key", "")),
-        "selected": selected,
-        "join_form": JoinForm(),
-    }
+    choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
+    choices += [
+        {"value": f"round:{r.pk}", "title": r.title, "note": f"your questions, {r.get_check_status_display().lower()}"}
+        for r in host_round_list(owner_key=request.session.get("owner_key", ""))
+    ]
+    wanted = request.GET.get("round", "")
+    selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
+    if choices and selected not in {choice["value"] for choice in choices}:
+        selected = choices[0]["value"]
+    context = {"form": form, "choices": choices, "selected": selected, "join_form": JoinForm()}
     return render(request, "lobby/home.html", context)
 
 
