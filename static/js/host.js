@@ -48,7 +48,8 @@ function render(next) {
 }
 
 function renderLobby() {
-  $("player-count").textContent = String(state.players.length);
+  const n = state.players.length;
+  $("player-count").textContent = n === 0 ? "No players yet" : `${n} player${n === 1 ? "" : "s"}`;
   $("lock-room").checked = state.locked;
   $("start-btn").disabled = state.players.length === 0;
   $("player-list").replaceChildren(

@@ -54,7 +54,7 @@ def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tm
         expect(page.get_by_text("You're in!")).to_be_visible()
         players.append(page)
     expect(host.locator("#player-list li")).to_have_count(3)
-    expect(host.locator("#player-count")).to_have_text("3")
+    expect(host.locator("#player-count")).to_have_text("3 players")
 
     # A taken nickname gets a clear message.
     extra = browser.new_context().new_page()
