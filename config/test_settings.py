@@ -10,3 +10,5 @@ GAME_CLOCK_INTERVAL = 0.05
 if REDIS_URL:  # noqa: F405
     # Each test run gets its own channel prefix so concurrent runs do not hear each other.
     CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"quizgate-test-{os.getpid()}"  # noqa: F405
+# Rate-limit counters of one run must not leak into the next when the cache is a shared Redis.
+CACHES["default"]["KEY_PREFIX"] = f"quizgate-test-{os.getpid()}"  # noqa: F405

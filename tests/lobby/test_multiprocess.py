@@ -1,0 +1,150 @@
+"""Two uvicorn processes share one game through the database and the Redis channel layer."""
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from websockets.asyncio.client import connect
+
+from lobby.models import Answer, Player, Room
+from tests.support.servers import start_asgi
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not settings.REDIS_URL, reason="several processes need the Redis channel layer (REDIS_URL)"),
+]
+
+
+class Peer:
+    """A WebSocket client on one server process, keeping every frame it was sent."""
+
+    def __init__(self, base: str, code: str):
+        self.url = f"{base}/ws/room/{code}/"
+        self.origin = base.replace("ws://", "http://")
+        self.backlog: list[dict] = []
+        self.token: str | None = None
+
+    async def open(self) -> "Peer":
+        self.ws = await connect(self.url, origin=self.origin, open_timeout=5)
+        return self
+
+    async def send(self, **message) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def until(self, predicate, timeout: float = 10) -> dict:
+        for message in self.backlog:
+            if predicate(message):
+                self.backlog.remove(message)
+                return message
+        async with asyncio.timeout(timeout):
+            while True:
+                message = json.loads(await self.ws.recv())
+                if message["type"] == "joined":
+                    self.token = message["token"]
+                if predicate(message):
+                    return message
+                self.backlog.append(message)
+
+    async def state(self, **expected) -> dict:
+        return await self.until(lambda m: m["type"] == "state" and all(m.get(k) == v for k, v in expected.items()))
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+@pytest.fixture
+def two_servers(tmp_path):
+    servers = [start_asgi(f"asgi-{n}", log_path=tmp_path / f"asgi-{n}.log") for n in (1, 2)]
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+async def _players(servers, code):
+    peers = []
+    for n, server in enumerate([servers[0], servers[0], servers[1], servers[1]]):
+        peer = await Peer(server.ws_base, code).open()
+        await peer.send(type="join", nickname=f"P{n}")
+        await peer.until(lambda m: m["type"] == "joined")
+        peers.append(peer)
+    return peers
+
+
+def _db_scores(room_id):
+    players = {p.nickname: p.score for p in Player.objects.filter(room_id=room_id)}
+    points = {p.nickname: sum(Answer.objects.filter(player=p).values_list("points", flat=True))
+              for p in Player.objects.filter(room_id=room_id)}  # fmt: skip
+    return players, points
+
+
+async def test_a_round_across_two_processes_closes_each_question_once_and_scores_agree(two_servers, make_room):
+    created = await sync_to_async(make_room)(timer_seconds=10)
+    code = created.room.code
+    host = await Peer(two_servers[0].ws_base, code).open()  # the host's own connection
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    peers = await _players(two_servers, code)
+    await host.until(lambda m: m["type"] == "state" and len(m["players"]) == 4)
+    await host.send(type="start", phase="lobby", index=-1)
+    for index in range(3):
+        for peer in peers:
+            await peer.state(phase="question", question_index=index)
+        for n, peer in enumerate(peers):
+            await peer.send(type="answer", question=index, option=(n + index) % 3)
+        reveals = [await peer.state(phase="reveal", question_index=index) for peer in [host, *peers]]
+        # Everyone, on either process, sees the same reveal with every answer counted.
+        assert all(r["reveal"]["results"] == reveals[0]["reveal"]["results"] for r in reveals)
+        assert len(reveals[0]["reveal"]["results"]) == 4
+        await host.send(type="next", phase="reveal", index=index)
+        await host.state(phase="leaderboard", question_index=index)
+        await host.send(type="next", phase="leaderboard", index=index)
+    finals = [await peer.state(phase="finished") for peer in [host, *peers]]
+    boards = [{p["nickname"]: p["score"] for p in final["players"]} for final in finals]
+    assert all(board == boards[0] for board in boards)
+    scores, points = await sync_to_async(_db_scores)(created.room.pk)
+    # A question closed twice would have added its points twice.
+    assert scores == points == boards[0]
+    assert sum(scores.values()) > 0
+    for peer in [host, *peers]:
+        await peer.close()
+
+
+async def test_killing_a_process_mid_question_loses_no_answer_and_its_players_carry_on(two_servers, make_room):
+    created = await sync_to_async(make_room)(timer_seconds=30)
+    code = created.room.code
+    survivor, doomed = two_servers
+    host = await Peer(survivor.ws_base, code).open()
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    peers = await _players(two_servers, code)
+    await host.send(type="start", phase="lobby", index=-1)
+    for peer in peers:
+        await peer.state(phase="question", question_index=0)
+    # P2 (on the doomed process) answers, then its process dies before the question closes.
+    await peers[2].send(type="answer", question=0, option=1)
+    await peers[2].until(lambda m: m["type"] == "answered")
+    doomed.kill()
+    # Its players reconnect to the other process with their tokens.
+    moved = []
+    for old in peers[2:]:
+        peer = await Peer(survivor.ws_base, code).open()
+        await peer.send(type="resume", token=old.token)
+        snap = await peer.state(phase="question", question_index=0)
+        moved.append((peer, snap))
+    assert moved[0][1]["you"]["answered"] is True and moved[0][1]["you"]["option"] == 1
+    assert moved[1][1]["you"]["answered"] is False
+    live = [peers[0], peers[1], moved[0][0], moved[1][0]]
+    await live[0].send(type="answer", question=0, option=1)
+    await live[1].send(type="answer", question=0, option=0)
+    await live[3].send(type="answer", question=0, option=1)
+    reveal = await host.state(phase="reveal", question_index=0)
+    assert len(reveal["reveal"]["results"]) == 4
+    assert reveal["reveal"]["distribution"] == [1, 3, 0, 0]
+    scores, points = await sync_to_async(_db_scores)(created.room.pk)
+    assert scores == points and scores["P2"] >= 500
+    room = await sync_to_async(Room.objects.get)(pk=created.room.pk)
+    assert room.phase == "reveal"
+    for peer in [host, *live]:
+        await peer.close()
