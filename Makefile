@@ -29,6 +29,18 @@ run: install
 	@echo "Quizgate on http://$(HOST):$(PORT)/"
 	DJANGO_DEBUG=1 $(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --log-level warning
 
+# The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
+# worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see README, "Production").
+serve: install
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" -a -n "$$DJANGO_SECRET_KEY" || { echo "set DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY"; exit 1; }
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_packs
+	$(PY) manage.py collectstatic --noinput -v 0
+	trap 'kill 0' INT TERM EXIT; \
+	$(PY) -m celery -A config worker --loglevel INFO --concurrency $${CELERY_CONCURRENCY:-2} & \
+	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --log-level warning & \
+	wait
+
 # Debian's Chromium for the real-browser tests (Playwright cannot download its own browser here).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -9,10 +9,11 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from lobby.routing import websocket_urlpatterns  # noqa: E402
+from quiz.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns + quiz_websocket_urlpatterns)),
     }
 )

@@ -82,16 +82,26 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
-if REDIS_URL:
+CHANNEL_LAYER = env("CHANNEL_LAYER", default="pubsub")  # "pubsub" or "core": see README, Performance
+if REDIS_URL and CHANNEL_LAYER == "core":
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
+                # redis-py caps an asyncio pool at 100 connections; a burst of joins needs more.
                 "hosts": [{"address": REDIS_URL, "max_connections": env.int("REDIS_MAX_CONNECTIONS", default=1000)}],
-                "capacity": 500,
+                # A room is at most 20 players + a host; a channel never needs more than a few queued events.
+                "capacity": 200,
                 "expiry": 30,
                 "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate"),
             },
+        }
+    }
+elif REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate")},
         }
     }
 else:
@@ -147,11 +157,44 @@ ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 
+# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: "*-latest" is refused.
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="gpt-4o-mini-2024-07-18")
+QUIZ_ALLOW_MODEL_ALIAS = env.bool("QUIZ_ALLOW_MODEL_ALIAS", default=False)
+QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
+QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
+QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
+QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
+QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
+QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+
+# The gate (verifier/): off | systemone | llm. See verifier/conf.py.
+VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
+VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; "*-latest" is refused
+VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
+VERIFIER_BASE_URL = env("VERIFIER_BASE_URL", default="")
+VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)
+VERIFIER_CONCURRENCY = env.int("VERIFIER_CONCURRENCY", default=4)
+VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
+VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
+VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
+VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
+VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
+VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
+VERIFIER_UNSUPPORTED_DETAIL_MAX = env.float("VERIFIER_UNSUPPORTED_DETAIL_MAX", default=0.15)
+VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.10)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        # One INFO line per HTTP call would bury the gate's one line per round.
+        "httpx": {"level": "WARNING"},
+        "openai": {"level": "WARNING"},
+    },
 }

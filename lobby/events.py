@@ -1,6 +1,7 @@
 """Group names and the one room event. Sent only after the transaction that caused it commits."""
 
 import logging
+import time
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -24,6 +25,7 @@ def room_broadcast(*, room_id: int) -> None:
     from lobby.selectors import room_snapshot
 
     snapshot = room_snapshot(room_id=room_id)
+    snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     try:
         async_to_sync(get_channel_layer().group_send)(
             room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot}

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class QuizConfig(AppConfig):
     name = "quiz"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from quiz import checks  # noqa: F401 - registers the start-up checks

@@ -82,3 +82,58 @@ class RoundQuestion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.round} #{self.position + 1}"
+
+
+class GenerationStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Writing"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class GenerationJob(models.Model):
+    """One request for a model-written round; its progress is stored so a reloaded page can show it."""
+
+    topic = models.CharField(max_length=200, blank=True)
+    count = models.PositiveSmallIntegerField()
+    difficulty = models.CharField(max_length=10, default="medium")
+    language = models.CharField(max_length=10, default="en")
+    source_text = models.TextField(blank=True)
+    source_name = models.CharField(max_length=200, blank=True)
+    status = models.CharField(
+        max_length=10, choices=GenerationStatus.choices, default=GenerationStatus.QUEUED, db_index=True
+    )
+    # Progress: questions asked for (all attempts), written, checked, dropped by the gate, invalid, attempt number.
+    asked = models.PositiveIntegerField(default=0)
+    written = models.PositiveIntegerField(default=0)
+    checked = models.PositiveIntegerField(default=0)
+    dropped = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    attempt = models.PositiveSmallIntegerField(default=0)
+    # Bumped on every stored change, so a page can ignore a snapshot older than the one it shows.
+    revision = models.PositiveIntegerField(default=0)
+    message = models.CharField(max_length=500, blank=True)
+    # Why items were not used (invalid, duplicate), capped.
+    problems = models.JSONField(default=list, blank=True)
+    # question id -> how it was checked as shown to the host: passed / unverified / unchecked.
+    question_marks = models.JSONField(default=dict, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    # Whether the gate was on for this job (the page shows "checked k of M" only then).
+    gated = models.BooleanField(default=False)
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The browser session that asked for it (request.session["owner_key"]); the round gets the same key.
+    owner_key = models.CharField(max_length=64, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"generation {self.pk}: {self.topic[:60] or self.source_name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (GenerationStatus.DONE, GenerationStatus.FAILED, GenerationStatus.CANCELLED)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from quiz import views
+from quiz import gen_views, views
 
 app_name = "quiz"
 urlpatterns = [
@@ -10,4 +10,9 @@ urlpatterns = [
     path("<int:round_id>/edit/", views.round_edit, name="round_edit"),
     path("<int:round_id>/export.csv", views.round_export_csv, name="round_export_csv"),
     path("<int:round_id>/export.json", views.round_export_json, name="round_export_json"),
+    path("generate/", gen_views.generate_new, name="generate_new"),
+    path("generate/<int:job_id>/", gen_views.generate_detail, name="generate_detail"),
+    path("generate/<int:job_id>/status.json", gen_views.generate_status, name="generate_status"),
+    path("generate/<int:job_id>/cancel/", gen_views.generate_cancel, name="generate_cancel"),
+    path("generate/<int:job_id>/retry/", gen_views.generate_retry, name="generate_retry"),
 ]

@@ -43,8 +43,8 @@ def server_env(**extra: str) -> dict[str, str]:
         CHANNEL_LAYER_PREFIX=settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "quizgate"),
         GAME_CLOCK_INTERVAL="0.1",
         LOG_LEVEL="WARNING",
-        **extra,
     )
+    env.update(extra)
     return env
 
 

@@ -1,0 +1,29 @@
+"""Start-up checks: a writer model id must be pinned to one version."""
+
+from typing import Any
+
+from django.core import checks
+
+from quiz import conf
+
+
+def model_pin_problem() -> str:
+    """Why the configured writer model cannot be used, or "" when it can."""
+    model = conf.writer_model()
+    if not model:
+        return "QUIZ_WRITER_MODEL is empty: set it to a dated model id." if conf.writer_configured() else ""
+    if conf.is_model_alias(model) and not conf.alias_allowed():
+        return (
+            f"QUIZ_WRITER_MODEL={model!r} is an alias that can change without notice, and every checker threshold "
+            "belongs to one model version. Set a pinned id (a dated snapshot), or QUIZ_ALLOW_MODEL_ALIAS=1 to "
+            "accept the drift."
+        )
+    return ""
+
+
+@checks.register()
+def check_writer_model(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    problem = model_pin_problem()
+    if not problem:
+        return []
+    return [checks.Error(problem, hint="Pin the writer model in the environment.", id="quiz.E001")]

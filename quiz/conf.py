@@ -1,0 +1,79 @@
+"""The writer's settings, each with its default, read at call time (tests override them with `settings`)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    "OPENAI_BASE_URL": "",
+    "OPENAI_API_KEY": "",
+    # A dated snapshot: every checker threshold belongs to one model version.
+    "QUIZ_WRITER_MODEL": "gpt-4o-mini-2024-07-18",
+    "QUIZ_ALLOW_MODEL_ALIAS": False,
+    # Model ids known to move under the same name, beyond those ending in "latest".
+    "QUIZ_MODEL_ALIASES": [],
+    "QUIZ_MAX_ATTEMPTS": 3,
+    "QUIZ_WRITER_TIMEOUT": 60.0,
+    # Generous: reasoning models spend tokens thinking before they write.
+    "QUIZ_WRITER_MAX_TOKENS": 16384,
+    "QUIZ_SOURCE_MAX_CHARS": 50_000,
+    "QUIZ_UPLOAD_MAX_BYTES": 5 * 1024 * 1024,
+}
+
+
+def setting(name: str) -> Any:
+    return getattr(settings, name, DEFAULTS[name])
+
+
+def writer_model() -> str:
+    return str(setting("QUIZ_WRITER_MODEL") or "").strip()
+
+
+def writer_configured() -> bool:
+    """A model can be reached: a key for OpenAI, or a base URL for any OpenAI-compatible server."""
+    return bool(str(setting("OPENAI_API_KEY") or "").strip() or str(setting("OPENAI_BASE_URL") or "").strip())
+
+
+def is_model_alias(model: str) -> bool:
+    name = model.strip().lower()
+    listed = {str(alias).strip().lower() for alias in setting("QUIZ_MODEL_ALIASES") or []}
+    return name.endswith("latest") or name in listed
+
+
+def alias_allowed() -> bool:
+    value = setting("QUIZ_ALLOW_MODEL_ALIAS")
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def source_max_chars() -> int:
+    return int(setting("QUIZ_SOURCE_MAX_CHARS"))
+
+
+def upload_max_bytes() -> int:
+    return int(setting("QUIZ_UPLOAD_MAX_BYTES"))
+
+
+@dataclass(frozen=True)
+class WriterConfig:
+    """One snapshot of the settings, taken (sync) when a job starts, used by the async writer."""
+
+    base_url: str
+    api_key: str
+    model: str
+    max_attempts: int
+    timeout: float
+    max_tokens: int
+
+
+def writer_config() -> WriterConfig:
+    return WriterConfig(
+        base_url=str(setting("OPENAI_BASE_URL") or "").strip().rstrip("/"),
+        api_key=str(setting("OPENAI_API_KEY") or "").strip(),
+        model=writer_model(),
+        max_attempts=max(1, int(setting("QUIZ_MAX_ATTEMPTS"))),
+        timeout=float(setting("QUIZ_WRITER_TIMEOUT")),
+        max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
+    )

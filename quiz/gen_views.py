@@ -1,0 +1,149 @@
+"""Pages for model-written rounds: the request form, then live progress and the finished round."""
+
+import secrets
+
+from django import forms
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from quiz import conf
+from quiz.exceptions import QuizError
+from quiz.jobs import (
+    GenerationNotFound,
+    generation_cancel,
+    generation_enqueue,
+    generation_job_create,
+    generation_job_get,
+    generation_retry,
+    generation_round_questions,
+    generation_snapshot,
+    generation_source_from_upload,
+    generation_token,
+)
+from quiz.models import GenerationJob
+from quiz.writer import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
+
+OWNER_KEY = "owner_key"
+
+
+def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
+    # The same key the host's own rounds use, so a generated round shows up there and on the home page.
+    key = request.session.get(OWNER_KEY, "")
+    if not key and create:
+        key = secrets.token_urlsafe(24)
+        request.session[OWNER_KEY] = key
+    return key
+
+
+class GenerateForm(forms.Form):
+    topic = forms.CharField(
+        max_length=MAX_TOPIC, required=False, help_text="What the round is about, e.g. “Birds of Europe”."
+    )
+    count = forms.IntegerField(label="Questions", min_value=MIN_COUNT, max_value=MAX_COUNT, initial=10)
+    difficulty = forms.ChoiceField(choices=[(key, key.capitalize()) for key in DIFFICULTIES], initial="medium")
+    language = forms.ChoiceField(choices=list(LANGUAGES.items()), initial="en")
+    source_text = forms.CharField(
+        label="Source text (optional)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="Paste a text to ask questions only about it (up to 50,000 characters).",
+    )
+    source_file = forms.FileField(label="…or upload one (optional)", required=False, help_text=".txt, .md or .pdf")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload = data.get("source_file")
+        if upload:
+            if upload.size > conf.upload_max_bytes():
+                self.add_error("source_file", "That file is too large.")
+                return data
+            try:
+                data["source_text"] = generation_source_from_upload(name=upload.name, data=upload.read())
+            except QuizError as error:
+                self.add_error("source_file", str(error))
+                return data
+        limit = conf.source_max_chars()
+        if len(data.get("source_text") or "") > limit:
+            self.add_error(None, f"The source text is longer than {limit:,} characters; shorten it.")
+        if not (data.get("topic") or "").strip() and not (data.get("source_text") or "").strip():
+            self.add_error("topic", "Give a topic, or a source text to ground the round in.")
+        return data
+
+
+@require_http_methods(["GET", "POST"])
+def generate_new(request: HttpRequest) -> HttpResponse:
+    configured = conf.writer_configured()
+    form = GenerateForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and configured and form.is_valid():
+        data = form.cleaned_data
+        upload = data.get("source_file")
+        try:
+            job = generation_job_create(
+                owner_key=_owner_key(request, create=True),
+                count=data["count"],
+                topic=data.get("topic") or "",
+                difficulty=data["difficulty"],
+                language=data["language"],
+                source_text=data.get("source_text") or "",
+                source_name=upload.name if upload else "",
+            )
+        except QuizError as error:
+            form.add_error(None, str(error))
+        else:
+            generation_enqueue(job_id=job.pk)
+            return redirect("quiz:generate_detail", job_id=job.pk)
+    return render(request, "quiz/generate.html", {"form": form, "configured": configured})
+
+
+def _own_job(request: HttpRequest, job_id: int) -> GenerationJob:
+    try:
+        return generation_job_get(job_id=job_id, owner_key=_owner_key(request))
+    except GenerationNotFound as error:
+        raise Http404(str(error)) from error
+
+
+@require_GET
+def generate_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _own_job(request, job_id)
+    context = {
+        "job": job,
+        "snapshot": generation_snapshot(job),
+        "token": generation_token(job_id=job.pk),
+        "questions": generation_round_questions(job=job),
+    }
+    return render(request, "quiz/generate_job.html", context)
+
+
+@require_GET
+def generate_status(request: HttpRequest, job_id: int) -> JsonResponse:
+    # For pages whose WebSocket cannot connect (a proxy without WebSocket support): they poll this.
+    return JsonResponse({"type": "progress", "job": generation_snapshot(_own_job(request, job_id))})
+
+
+@require_POST
+def generate_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    try:
+        generation_cancel(job_id=job_id, owner_key=_owner_key(request))
+    except GenerationNotFound as error:
+        raise Http404(str(error)) from error
+    return redirect("quiz:generate_detail", job_id=job_id)
+
+
+@require_POST
+def generate_retry(request: HttpRequest, job_id: int) -> HttpResponse:
+    try:
+        fresh = generation_retry(job_id=job_id, owner_key=_owner_key(request))
+    except GenerationNotFound as error:
+        raise Http404(str(error)) from error
+    except QuizError as error:
+        job = _own_job(request, job_id)
+        context = {
+            "job": job,
+            "snapshot": generation_snapshot(job),
+            "token": generation_token(job_id=job.pk),
+            "questions": [],
+            "retry_error": str(error),
+        }
+        return render(request, "quiz/generate_job.html", context, status=400)
+    return redirect("quiz:generate_detail", job_id=fresh.pk)

@@ -1,0 +1,405 @@
+"""Generation jobs: create, enqueue, run, cancel. Progress is written to the database on every step (so a
+reloaded page shows it) and broadcast to `generation.<id>` after it commits.
+
+The async run touches the database only through small sync functions wrapped in `sync_to_async`;
+a transaction never spans an `await`.
+"""
+
+import asyncio
+import contextvars
+import io
+import logging
+import os
+import threading
+from typing import Any
+
+from asgiref.sync import SyncToAsync, sync_to_async
+from django.conf import settings
+from django.core import signing
+from django.db import close_old_connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from quiz import conf
+from quiz.checks import model_pin_problem
+from quiz.events import generation_changed
+from quiz.exceptions import QuizError
+from quiz.models import GenerationJob, GenerationStatus, Provenance, Question, Round
+from quiz.services import question_create, round_create
+from quiz.writer import (
+    DIFFICULTIES,
+    LANGUAGES,
+    MAX_COUNT,
+    MAX_TOPIC,
+    MIN_COUNT,
+    RoundSpec,
+    RoundWriter,
+    WriteOutcome,
+    WriterProgress,
+)
+from verifier.services import Gate, verdict_record
+
+logger = logging.getLogger(__name__)
+
+TOKEN_SALT = "quiz.generation"
+UPLOAD_SUFFIXES = (".txt", ".md", ".pdf")
+# Strong references to in-process runs, so the event loop does not drop a running task.
+_running: set[asyncio.Task[None]] = set()
+
+
+class GenerationNotFound(QuizError):
+    pass
+
+
+# --- reads ----------------------------------------------------------------------------------------------
+
+
+def generation_job_get(*, job_id: int, owner_key: str) -> GenerationJob:
+    job = GenerationJob.objects.filter(pk=job_id, owner_key=owner_key).first() if owner_key else None
+    if job is None:
+        raise GenerationNotFound("That generation does not exist or is not yours.")
+    return job
+
+
+def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
+    """The small state a host's page shows; sent on connect and after every change."""
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "finished": job.finished,
+        "revision": job.revision,
+        "count": job.count,
+        "asked": job.asked,
+        "written": job.written,
+        "checked": job.checked,
+        "dropped": job.dropped,
+        "invalid": job.invalid,
+        "attempt": job.attempt,
+        "gated": job.gated,
+        "message": job.message,
+        "round_id": job.round_id,
+        "play_url": f"/?round={job.round_id}" if job.round_id else "",
+    }
+
+
+def generation_snapshot_for(*, job_id: int) -> dict[str, Any] | None:
+    job = GenerationJob.objects.filter(pk=job_id).first()
+    return generation_snapshot(job) if job else None
+
+
+def generation_round_questions(*, job: GenerationJob) -> list[tuple[Question, str]]:
+    """The round's questions with how each was checked, as shown to the host."""
+    if job.round_id is None:
+        return []
+    marks = job.question_marks or {}
+    entries = Round.objects.get(pk=job.round_id).entries.select_related("question")
+    return [(entry.question, marks.get(str(entry.question_id), "unchecked")) for entry in entries]
+
+
+def generation_token(*, job_id: int) -> str:
+    return signing.dumps(int(job_id), salt=TOKEN_SALT)
+
+
+def generation_token_job_id(token: str) -> int | None:
+    try:
+        return int(signing.loads(token, salt=TOKEN_SALT, max_age=24 * 3600))
+    except (signing.BadSignature, TypeError, ValueError):
+        return None
+
+
+# --- creating -------------------------------------------------------------------------------------------
+
+
+def generation_source_from_upload(*, name: str, data: bytes) -> str:
+    lowered = name.lower()
+    if not lowered.endswith(UPLOAD_SUFFIXES):
+        raise QuizError("Upload a .txt, .md or .pdf file.")
+    if len(data) > conf.upload_max_bytes():
+        raise QuizError(f"That file is larger than {conf.upload_max_bytes() // (1024 * 1024)} MB.")
+    if lowered.endswith(".pdf"):
+        try:
+            from pypdf import PdfReader
+
+            reader = PdfReader(io.BytesIO(data))
+            text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        except Exception as error:  # noqa: BLE001 - pypdf raises many kinds for a damaged file
+            raise QuizError("That PDF could not be read.") from error
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+    text = text.strip()
+    if not text:
+        raise QuizError("That file has no text in it (a scanned PDF has only pictures of text).")
+    return text
+
+
+@transaction.atomic
+def generation_job_create(
+    *,
+    owner_key: str,
+    count: int,
+    topic: str = "",
+    difficulty: str = "medium",
+    language: str = "en",
+    source_text: str = "",
+    source_name: str = "",
+) -> GenerationJob:
+    topic = " ".join(topic.split())
+    source_text = source_text.strip()
+    if not owner_key:
+        raise QuizError("This browser session has no key; reload the page.")
+    if not conf.writer_configured():
+        raise QuizError("No model is configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server.")
+    if problem := model_pin_problem():
+        raise QuizError(problem)
+    if not topic and not source_text:
+        raise QuizError("Give a topic or a source text.")
+    if len(topic) > MAX_TOPIC:
+        raise QuizError(f"The topic is longer than {MAX_TOPIC} characters.")
+    if not MIN_COUNT <= count <= MAX_COUNT:
+        raise QuizError(f"Ask for {MIN_COUNT} to {MAX_COUNT} questions.")
+    if difficulty not in DIFFICULTIES:
+        raise QuizError("Pick a difficulty: easy, medium or hard.")
+    if language not in LANGUAGES:
+        raise QuizError("Pick a language from the list.")
+    if len(source_text) > conf.source_max_chars():
+        raise QuizError(f"The source text is longer than {conf.source_max_chars():,} characters.")
+    return GenerationJob.objects.create(
+        owner_key=owner_key,
+        topic=topic,
+        count=count,
+        difficulty=difficulty,
+        language=language,
+        source_text=source_text,
+        source_name=source_name[:200],
+        model_id=conf.writer_model(),
+    )
+
+
+def generation_enqueue(*, job_id: int) -> None:
+    """Run the job off the request path once the transaction that created it commits.
+
+    With a broker (REDIS_URL) a Celery worker runs it. In the embedded default Celery is eager, which would
+    run it inside the request: instead it runs on the ASGI server's own event loop (so its broadcasts reach
+    the in-memory channel layer there), or in a daemon thread when there is no such loop.
+    """
+    if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        from quiz.tasks import generate_round
+
+        generate_round.delay_on_commit(job_id)
+        return
+    transaction.on_commit(lambda: _start_in_process(job_id))
+
+
+def _start_in_process(job_id: int) -> None:
+    loop = _server_loop()
+    if loop is not None:
+        # A fresh context: the request's (its thread-sensitive executor, which quits with the request) must not leak.
+        loop.call_soon_threadsafe(_spawn, job_id, context=contextvars.Context())
+        return
+    threading.Thread(target=generation_run, kwargs={"job_id": job_id}, name=f"generation-{job_id}", daemon=True).start()
+
+
+def _server_loop() -> asyncio.AbstractEventLoop | None:
+    # Set by asgiref in a thread that sync_to_async runs (a sync view under the ASGI server).
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
+        return None
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    return loop if loop is not None and loop.is_running() else None
+
+
+def _spawn(job_id: int) -> None:
+    task = asyncio.get_running_loop().create_task(generation_run_async(job_id=job_id), context=contextvars.Context())
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+
+
+# --- running --------------------------------------------------------------------------------------------
+
+
+def generation_run(*, job_id: int) -> None:
+    """Sync entry point (the Celery task, or a daemon thread)."""
+    try:
+        asyncio.run(generation_run_async(job_id=job_id))
+    finally:
+        close_old_connections()
+
+
+async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
+    started = await sync_to_async(_job_start)(job_id=job_id)
+    if started is None:
+        return None
+    spec, config, gate = started
+    writer = RoundWriter(
+        spec=spec,
+        config=config,
+        gate=gate,
+        report=sync_to_async(_job_progress_save_for(job_id)),
+        source_limit=conf.source_max_chars(),
+    )
+    try:
+        async with gate:
+            outcome = await writer.run()
+    except Exception:
+        logger.exception("generation %s failed", job_id)
+        await sync_to_async(_job_fail)(
+            job_id=job_id, message="Something went wrong while writing the round. Try again."
+        )
+        return None
+    await sync_to_async(_job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled)
+    return outcome
+
+
+def _broadcast(job_id: int) -> None:
+    job = GenerationJob.objects.get(pk=job_id)
+    generation_changed(job_id=job_id, snapshot=generation_snapshot(job))
+
+
+def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | None:
+    job = GenerationJob.objects.filter(pk=job_id).first()
+    if job is None or job.status != GenerationStatus.QUEUED:
+        return None
+    problem = model_pin_problem()
+    if problem:
+        _job_fail(job_id=job_id, message=problem)
+        return None
+    gate = Gate.from_settings(source_text=job.source_text or None)
+    updated = GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.QUEUED).update(
+        status=GenerationStatus.RUNNING, gated=gate.enabled, revision=F("revision") + 1, updated_at=timezone.now()
+    )
+    if not updated:
+        return None
+    _broadcast(job_id)
+    spec = RoundSpec(
+        count=job.count,
+        topic=job.topic,
+        difficulty=job.difficulty,
+        language=job.language,
+        source_text=job.source_text or None,
+    )
+    return spec, conf.writer_config(), gate
+
+
+def _job_progress_save_for(job_id: int):
+    def save(progress: WriterProgress) -> bool:
+        return _job_progress_save(job_id=job_id, progress=progress)
+
+    return save
+
+
+def _job_progress_save(*, job_id: int, progress: WriterProgress) -> bool:
+    """Store one step; False when the job is no longer running (the host cancelled it)."""
+    updated = GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.RUNNING).update(
+        asked=progress.asked,
+        written=progress.written,
+        checked=progress.checked,
+        dropped=progress.dropped,
+        invalid=progress.invalid,
+        attempt=progress.attempt,
+        problems=progress.problems,
+        revision=F("revision") + 1,
+        updated_at=timezone.now(),
+    )
+    if updated:
+        _broadcast(job_id)
+    return bool(updated)
+
+
+def _job_fail(*, job_id: int, message: str) -> None:
+    updated = GenerationJob.objects.filter(
+        pk=job_id, status__in=(GenerationStatus.QUEUED, GenerationStatus.RUNNING)
+    ).update(
+        status=GenerationStatus.FAILED,
+        message=message[:500],
+        revision=F("revision") + 1,
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
+    if updated:
+        _broadcast(job_id)
+
+
+@transaction.atomic
+def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
+    job = GenerationJob.objects.select_for_update().get(pk=job_id)
+    if job.status != GenerationStatus.RUNNING:
+        # Cancelled meanwhile: nothing half-made is kept.
+        return
+    progress = outcome.progress
+    job.asked, job.written, job.checked = progress.asked, progress.written, progress.checked
+    job.dropped, job.invalid, job.attempt, job.problems = (
+        progress.dropped,
+        progress.invalid,
+        progress.attempt,
+        progress.problems,
+    )
+    job.revision += 1
+    job.finished_at = timezone.now()
+    job.message = outcome.message[:500]
+    if not outcome.playable:
+        job.status = GenerationStatus.CANCELLED if outcome.kind == "cancelled" else GenerationStatus.FAILED
+        job.save()
+        generation_changed(job_id=job_id, snapshot=generation_snapshot(job))
+        return
+
+    played_keys = {candidate.key for candidate in outcome.played}
+    # With the gate on, what it dropped is kept too (with its verdict) so it waits in the review queue.
+    kept = [c for c in outcome.candidates if c.key in played_keys or (gated and c.decision and not c.decision.playable)]
+    questions: dict[str, Question] = {}
+    for candidate in kept:
+        question = question_create(data=candidate.data, provenance=Provenance.MODEL, model_id=job.model_id)
+        questions[candidate.key] = question
+        if gated and candidate.decision is not None:
+            verdict_record(question_id=question.pk, decision=candidate.decision)
+    round_ = round_create(
+        title=_round_title(job),
+        questions=[questions[candidate.key] for candidate in outcome.played],
+        provenance=Provenance.MODEL,
+        check_status=outcome.check_status,
+        owner_key=job.owner_key,
+    )
+    job.round = round_
+    job.question_marks = {str(questions[key].pk): mark for key, mark in outcome.marks.items()}
+    job.status = GenerationStatus.DONE
+    job.save()
+    generation_changed(job_id=job_id, snapshot=generation_snapshot(job))
+
+
+def _round_title(job: GenerationJob) -> str:
+    if job.topic:
+        return job.topic
+    return f"From {job.source_name}" if job.source_name else "From a source text"
+
+
+def generation_cancel(*, job_id: int, owner_key: str) -> GenerationJob:
+    job = generation_job_get(job_id=job_id, owner_key=owner_key)
+    updated = GenerationJob.objects.filter(
+        pk=job.pk, status__in=(GenerationStatus.QUEUED, GenerationStatus.RUNNING)
+    ).update(
+        status=GenerationStatus.CANCELLED,
+        message="Cancelled by the host.",
+        revision=F("revision") + 1,
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
+    if updated:
+        _broadcast(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def generation_retry(*, job_id: int, owner_key: str) -> GenerationJob:
+    job = generation_job_get(job_id=job_id, owner_key=owner_key)
+    fresh = generation_job_create(
+        owner_key=owner_key,
+        count=job.count,
+        topic=job.topic,
+        difficulty=job.difficulty,
+        language=job.language,
+        source_text=job.source_text,
+        source_name=job.source_name,
+    )
+    generation_enqueue(job_id=fresh.pk)
+    return fresh

@@ -1,0 +1,452 @@
+"""A scripted model API on loopback: real HTTP/1.1 over a real socket, run in a background thread.
+
+Routes are plain handlers `(request, server) -> Reply`; two ship here (System One and OpenAI-compatible chat
+completions with logprobs) and more can be added with `server.route(...)` (e.g. streamed chat completions).
+A test scripts behaviour through `server.script`: latency, per-question probabilities and faults.
+The server counts requests in flight and remembers the highest count it saw.
+"""
+
+import asyncio
+import contextlib
+import json
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SYSTEMONE_REQUEST_SCHEMA = json.loads((SCHEMA_DIR / "system-one-request-v1.schema.json").read_text())
+SYSTEMONE_RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "system-one-response-v1.schema.json").read_text())
+_request_validator = Draft202012Validator(SYSTEMONE_REQUEST_SCHEMA)
+_response_validator = Draft202012Validator(SYSTEMONE_RESPONSE_SCHEMA)
+
+FAULTS = (
+    "500",
+    "429",
+    "302",
+    "non_json",
+    "truncated",
+    "missing_answers",
+    "missing_question",
+    "missing_probability",
+    "not_a_number",
+    "nan",
+    "out_of_range",
+    "huge",
+    "huge_chunked",
+    "trickle",
+    "close",
+    "no_logprobs",
+)
+HUGE_BYTES = 2 * 1024 * 1024
+REASONS = {200: "OK", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 422: "Unprocessable"}
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    # Announce this Content-Length but send only half the body, then close: a truncated reply.
+    truncate: bool = False
+    # Send the body with chunked transfer encoding (no Content-Length), `chunk_delay` seconds between chunks.
+    chunks: list[bytes] | None = None
+    chunk_delay: float = 0.0
+    # Send the body one byte at a time, this many seconds apart.
+    trickle_delay: float | None = None
+    # Close the connection without answering at all.
+    close_without_reply: bool = False
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Reply":
+        return cls(status=status, body=json.dumps(data).encode(), headers=headers or {})
+
+
+@dataclass
+class Script:
+    """What the server does for the current test. Keys of `probabilities`, `faults` and `latencies` are
+    substrings looked for in the request's document (System One) or its last user message (chat)."""
+
+    latency: float = 0.0
+    latencies: dict[str, float] = field(default_factory=dict)
+    fault: str | None = None
+    faults: dict[str, str] = field(default_factory=dict)
+    # A float applies to every check of that question; a dict maps a System One question name, or a
+    # substring of a chat prompt, to the probability of "true"/"Yes".
+    probabilities: dict[str, float | dict[str, float]] = field(default_factory=dict)
+    default_probability: float = 0.9
+    expected_api_key: str | None = None
+    trickle_delay: float = 0.05
+    # Chat completions: which tokens carry the Yes and No mass, and how much of the total they hold.
+    yes_tokens: tuple[str, ...] = ("Yes",)
+    no_tokens: tuple[str, ...] = ("No",)
+    yes_no_mass: float = 0.98
+    # Chat completions: send exactly these (token, logprob) pairs as top_logprobs.
+    top_logprobs: list[tuple[str, float]] | None = None
+
+    def _match(self, table: dict[str, Any], text: str) -> Any:
+        for needle, value in table.items():
+            if needle in text:
+                return value
+        return None
+
+    def latency_for(self, text: str) -> float:
+        value = self._match(self.latencies, text)
+        return self.latency if value is None else value
+
+    def fault_for(self, text: str) -> str | None:
+        return self._match(self.faults, text) or self.fault
+
+    def probability_for(self, text: str, check: str) -> float:
+        value = self._match(self.probabilities, text)
+        if value is None:
+            return self.default_probability
+        if isinstance(value, dict):
+            found = value.get(check)
+            if found is None:
+                found = self._match(value, check)
+            return self.default_probability if found is None else found
+        return value
+
+
+Handler = Callable[[Request, "ModelServer"], Awaitable[Reply]]
+
+
+class ModelServer:
+    def __init__(self) -> None:
+        self.script = Script()
+        self.requests: list[Request] = []
+        self.schema_errors: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.port = 0
+        self._routes: dict[tuple[str, str], Handler] = {
+            ("POST", "/v1/systemone"): systemone_handler,
+            ("POST", "/v1/chat/completions"): chat_completions_handler,
+        }
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def route(self, method: str, path: str, handler: Handler) -> None:
+        self._routes[(method.upper(), path)] = handler
+
+    def requests_to(self, path: str) -> list[Request]:
+        with self._lock:
+            return [request for request in self.requests if request.path == path]
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = self.in_flight
+
+    def start(self) -> "ModelServer":
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), name="model-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(5):
+            raise RuntimeError("the model server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(5)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await self._stop.wait()
+        server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await server.wait_closed()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            first = await reader.read(1)
+            if first == b"\x16":
+                # A TLS ClientHello on this plain-HTTP port: answer in plain text, as real servers do.
+                writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                await writer.drain()
+                return
+            prefix = first
+            while prefix:
+                request = await _read_request(reader, prefix)
+                prefix = b""
+                if request is None:
+                    return
+                if not await self._answer(request, reader, writer):
+                    return
+                prefix = await reader.read(1)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            return
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        with self._lock:
+            self.requests.append(request)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            handler = self._routes.get((request.method, request.path))
+            if handler is None:
+                reply = Reply.json({"error": f"no route {request.method} {request.path}"}, 404)
+            else:
+                reply = await handler(request, self)
+                delay = reply.headers.pop("x-fake-latency", None)
+                if delay and not await _sleep_unless_gone(reader, float(delay)):
+                    return False
+            return await _write_reply(reader, writer, reply)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+async def _read_request(reader: asyncio.StreamReader, prefix: bytes) -> Request | None:
+    try:
+        head = prefix + await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _version = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0") or 0)
+    body = await reader.readexactly(length) if length else b""
+    return Request(method=method.upper(), path=target.split("?", 1)[0], headers=headers, body=body)
+
+
+async def _sleep_unless_gone(reader: asyncio.StreamReader, seconds: float) -> bool:
+    """Wait as a slow model would, but notice a client that gave up (so it stops counting as in flight)."""
+    eof = asyncio.ensure_future(reader.read(1))
+    try:
+        done, _ = await asyncio.wait({eof}, timeout=seconds)
+    finally:
+        if not eof.done():
+            eof.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await eof
+    return not (done and eof.result() == b"")
+
+
+async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reply: Reply) -> bool:
+    """Write one response; False when the connection must close afterwards (or the client went away)."""
+    if reply.close_without_reply:
+        return False
+    head = [f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, 'Status')}"]
+    headers = {"content-type": reply.content_type, **reply.headers}
+    keep_open = not (reply.truncate or reply.trickle_delay)
+    if reply.chunks is not None:
+        headers["transfer-encoding"] = "chunked"
+    else:
+        headers["content-length"] = str(len(reply.body))
+    headers["connection"] = "keep-alive" if keep_open else "close"
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    await writer.drain()
+    if reply.chunks is not None:
+        for chunk in reply.chunks:
+            if reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
+            if reader.at_eof():
+                return False
+            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+    elif reply.truncate:
+        writer.write(reply.body[: len(reply.body) // 2])
+    elif reply.trickle_delay:
+        for index in range(len(reply.body)):
+            if reader.at_eof():
+                return False
+            writer.write(reply.body[index : index + 1])
+            await writer.drain()
+            await asyncio.sleep(reply.trickle_delay)
+    else:
+        writer.write(reply.body)
+    await writer.drain()
+    return keep_open
+
+
+def _with_latency(reply: Reply, latency: float) -> Reply:
+    if latency > 0:
+        reply.headers["x-fake-latency"] = str(latency)
+    return reply
+
+
+def _generic_fault(fault: str, good: bytes, script: Script) -> Reply | None:
+    if fault == "500":
+        return Reply.json({"error": {"message": "internal error"}}, 500)
+    if fault == "429":
+        return Reply.json({"error": {"message": "rate limited"}}, 429, headers={"retry-after": "1"})
+    if fault == "302":
+        return Reply(status=302, headers={"location": "/elsewhere"}, content_type="text/plain")
+    if fault == "non_json":
+        return Reply(body=b"<html><body>Bad gateway</body></html>", content_type="text/html")
+    if fault == "truncated":
+        return Reply(body=good, truncate=True)
+    if fault == "close":
+        return Reply(close_without_reply=True)
+    if fault == "trickle":
+        return Reply(body=good, trickle_delay=script.trickle_delay)
+    if fault in ("huge", "huge_chunked"):
+        padded = good[:-1] + b', "padding": "' + b"x" * HUGE_BYTES + b'"}'
+        if fault == "huge":
+            return Reply(body=padded)
+        return Reply(chunks=[padded[i : i + 65536] for i in range(0, len(padded), 65536)])
+    return None
+
+
+async def systemone_handler(request: Request, server: ModelServer) -> Reply:
+    script = server.script
+    try:
+        body = request.json()
+    except ValueError:
+        server.schema_errors.append("systemone: the request body is not JSON")
+        return Reply.json({"error": "not JSON"}, 422)
+    errors = sorted(_request_validator.iter_errors(body), key=lambda error: list(error.path))
+    if errors:
+        server.schema_errors.extend(f"systemone: {'/'.join(map(str, e.path)) or '<root>'}: {e.message}" for e in errors)
+        return Reply.json({"error": "request does not match system-one-request-v1", "detail": errors[0].message}, 422)
+    auth = request.headers.get("authorization", "")
+    if not auth.startswith("Bearer ") or (script.expected_api_key and auth != f"Bearer {script.expected_api_key}"):
+        return Reply.json({"error": "unauthorized"}, 401)
+    document_text = json.dumps(body["document"], ensure_ascii=False)
+    names = list(body["questions"])
+    answers: dict[str, Any] = {
+        name: {"type": "noul", "noul": script.probability_for(document_text, name)} for name in names
+    }
+    reply_data: dict[str, Any] = {
+        "model": body["model"],
+        "answers": answers,
+        "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
+    }
+    fault = script.fault_for(document_text)
+    if fault == "missing_answers":
+        del reply_data["answers"]
+    elif fault == "missing_question":
+        del answers[names[-1]]
+    elif fault == "missing_probability":
+        del answers[names[0]]["noul"]
+    elif fault == "not_a_number":
+        answers[names[0]]["noul"] = "0.9"
+    elif fault == "nan":
+        answers[names[0]]["noul"] = math.nan
+    elif fault == "out_of_range":
+        answers[names[0]]["noul"] = 1.5
+    elif fault is None:
+        response_errors = list(_response_validator.iter_errors(reply_data))
+        assert not response_errors, f"the fake's own reply breaks the response schema: {response_errors[0].message}"
+    good = json.dumps(reply_data).encode()
+    reply = (fault and _generic_fault(fault, good, script)) or Reply(body=good)
+    return _with_latency(reply, script.latency_for(document_text))
+
+
+def _top_logprobs(script: Script, probability: float) -> list[dict[str, Any]]:
+    if script.top_logprobs is not None:
+        pairs = script.top_logprobs
+    else:
+        yes_share = probability * script.yes_no_mass / len(script.yes_tokens)
+        no_share = (1 - probability) * script.yes_no_mass / len(script.no_tokens)
+        pairs = [(token, yes_share) for token in script.yes_tokens] + [(token, no_share) for token in script.no_tokens]
+        rest = 1 - script.yes_no_mass
+        pairs += [("Maybe", rest / 2), ("The", rest / 2)]
+        pairs = [(token, math.log(mass)) for token, mass in pairs if mass > 0]
+    pairs = sorted(pairs, key=lambda pair: pair[1], reverse=True)[:20]
+    return [{"token": token, "logprob": logprob, "bytes": list(token.encode())} for token, logprob in pairs]
+
+
+async def chat_completions_handler(request: Request, server: ModelServer) -> Reply:
+    script = server.script
+    try:
+        body = request.json()
+    except ValueError:
+        server.schema_errors.append("chat: the request body is not JSON")
+        return Reply.json({"error": {"message": "not JSON"}}, 400)
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(body.get("model"), str) or not isinstance(messages, list) or not messages:
+        server.schema_errors.append("chat: a request needs a model and messages")
+        return Reply.json({"error": {"message": "model and messages are required"}}, 400)
+    if body.get("stream"):
+        return Reply.json({"error": {"message": "this fake route does not stream; register a streaming handler"}}, 400)
+    prompt = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
+    probability = script.probability_for(prompt, prompt)
+    top = _top_logprobs(script, probability)
+    first = dict(top[0]) if top else {"token": "Yes", "logprob": 0.0, "bytes": list(b"Yes")}
+    logprobs = {"content": [{**first, "top_logprobs": top}]} if body.get("logprobs") else None
+    reply_data: dict[str, Any] = {
+        "id": f"chatcmpl-fake-{len(server.requests)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": first["token"]},
+                "logprobs": logprobs,
+                "finish_reason": "length",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 50 + len(prompt) // 4,
+            "completion_tokens": 1,
+            "total_tokens": 51 + len(prompt) // 4,
+        },
+    }
+    fault = script.fault_for(prompt)
+    first_top = logprobs["content"][0]["top_logprobs"][0] if logprobs and top else {}
+    if fault == "no_logprobs":
+        reply_data["choices"][0]["logprobs"] = None
+    elif fault == "nan":
+        first_top["logprob"] = math.nan
+    elif fault == "out_of_range":
+        first_top["logprob"] = 0.5
+    elif fault == "not_a_number":
+        first_top["logprob"] = "-0.1"
+    elif fault == "missing_probability":
+        first_top.pop("logprob", None)
+    elif fault == "missing_answers":
+        del reply_data["choices"]
+    good = json.dumps(reply_data).encode()
+    reply = (fault and _generic_fault(fault, good, script)) or Reply(body=good)
+    return _with_latency(reply, script.latency_for(prompt))

@@ -1,0 +1,159 @@
+"""A scripted OpenAI-compatible writer model on loopback, built on `ModelServer` (real HTTP, real sockets).
+
+Streamed chat completions (`"stream": true`) are the writer's: they answer with Server-Sent Events, a few
+characters per event, optionally slowly. Every other chat completion goes to the checker's handler, so one
+server can play both the writer and an `llm` gate; `/v1/systemone` is there too.
+
+A test scripts the writer through `server.writer`: a queue of `Turn`s (one per request), then `default`.
+"""
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.fakes.model_server import ModelServer, Reply, Request, chat_completions_handler
+
+__all__ = ["Turn", "WriterScript", "WriterServer", "good_question", "writer_server"]
+
+ASKED = re.compile(r"Write (\d+) quiz questions")
+
+
+def good_question(request_number: int, index: int, *, grounded: bool = False) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "question": f"Request {request_number} question {index}: which option is right?",
+        "options": [f"Right {index}", f"Wrong {index}", f"Other {index}", f"None {index}"],
+        "correct_index": 0,
+        "explanation": f"Right {index} is right.",
+    }
+    if grounded:
+        item["support"] = f"Sentence {index} of the source says so."
+    return item
+
+
+@dataclass
+class Turn:
+    """One reply. `content` is the exact text the model writes; `questions` is written as {"questions": [...]};
+    with neither, good questions are written for the count the prompt asks for."""
+
+    status: int = 200
+    content: str | None = None
+    questions: list[dict[str, Any]] | None = None
+    error_message: str = "scripted error"
+    retry_after: str | None = "0"
+    token_delay: float | None = None
+
+
+@dataclass
+class WriterScript:
+    turns: list[Turn] = field(default_factory=list)
+    default: Turn = field(default_factory=Turn)
+    # Any request carrying a JSON schema (response_format) is refused with 400, as some servers do.
+    reject_schema: bool = False
+    token_delay: float = 0.0
+    chars_per_token: int = 16
+    # (request number, index, grounded) -> one question; replace to script which ones the gate drops.
+    make_question: Callable[..., dict[str, Any]] = good_question
+
+    def next_turn(self) -> Turn:
+        return self.turns.pop(0) if self.turns else self.default
+
+
+class WriterServer(ModelServer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writer = WriterScript()
+        self.writer_bodies: list[dict[str, Any]] = []
+        self.stream_started: list[float] = []
+        self.route("POST", "/v1/chat/completions", writer_or_checker)
+
+    def user_prompt(self, number: int) -> str:
+        messages = self.writer_bodies[number]["messages"]
+        return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+    def asked(self) -> list[int]:
+        return [int(ASKED.search(self.user_prompt(n)).group(1)) for n in range(len(self.writer_bodies))]
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
+    return Reply.json({"error": {"message": message, "type": "invalid_request_error"}}, status, headers=headers)
+
+
+def _sse(data: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
+async def writer_or_checker(request: Request, server: ModelServer) -> Reply:
+    try:
+        body = request.json()
+    except ValueError:
+        return _error(400, "not JSON")
+    if not isinstance(body, dict) or not body.get("stream"):
+        return await chat_completions_handler(request, server)
+    assert isinstance(server, WriterServer)
+    return writer_handler(body, server)
+
+
+def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
+    script = server.writer
+    number = len(server.writer_bodies)
+    server.writer_bodies.append(body)
+    messages = body.get("messages") or []
+    if not isinstance(body.get("model"), str) or not messages:
+        return _error(400, "model and messages are required")
+    response_format = body.get("response_format") or {}
+    if script.reject_schema and response_format.get("type") in ("json_schema", "json_object"):
+        return _error(400, "response_format json_schema is not supported by this server")
+    turn = script.next_turn()
+    if turn.status != 200:
+        headers = {"retry-after": turn.retry_after} if turn.status == 429 and turn.retry_after else {}
+        return _error(turn.status, turn.error_message, headers)
+    prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    grounded = "<<<SOURCE" in prompt
+    if turn.content is not None:
+        content = turn.content
+    else:
+        questions = turn.questions
+        if questions is None:
+            match = ASKED.search(prompt)
+            asked = int(match.group(1)) if match else 5
+            questions = [script.make_question(number, index, grounded=grounded) for index in range(1, asked + 1)]
+        content = json.dumps({"questions": questions}, indent=1)
+    server.stream_started.append(time.monotonic())
+    created = int(time.time())
+    base = {"id": f"chatcmpl-writer-{number}", "object": "chat.completion.chunk", "created": created}
+    base["model"] = body["model"]
+    step = max(1, script.chars_per_token)
+    chunks = [_sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})]
+    chunks += [
+        _sse({**base, "choices": [{"index": 0, "delta": {"content": content[i : i + step]}, "finish_reason": None}]})
+        for i in range(0, len(content), step)
+    ]
+    chunks.append(_sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    chunks.append(b"data: [DONE]\n\n")
+    delay = script.token_delay if turn.token_delay is None else turn.token_delay
+    return Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")
+
+
+def good_reply(count: int, *, start: int = 1) -> str:
+    return json.dumps({"questions": [good_question(0, index) for index in range(start, start + count)]})
+
+
+def iter_chunks(text: str, size: int) -> Iterator[str]:
+    for index in range(0, len(text), size):
+        yield text[index : index + size]
+
+
+@pytest.fixture
+def writer_server() -> Iterator[WriterServer]:
+    server = WriterServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+    assert not server.schema_errors, "requests broke the published schema:\n" + "\n".join(server.schema_errors)

@@ -1,0 +1,172 @@
+"""Every way the checker can fail lets the question through as `unverified`, within the round's budget."""
+
+import logging
+import socket
+
+import pytest
+
+from tests.verifier.conftest import TEST_TIMEOUT
+from tests.verifier.helpers import budget_seconds, items, stopwatch
+from verifier.services import Gate
+
+ROUND = 3
+SLACK = 0.35  # scheduling and loopback overhead on a busy CI machine
+
+
+async def _round(count: int = ROUND):
+    gate = Gate.from_settings(threshold=0.6)
+    async with gate:
+        with stopwatch() as timing:
+            decisions = await gate.check_all(items(count))
+    return decisions, timing["wall"]
+
+
+def _assert_unverified(decisions, reason):
+    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", reason)] * len(decisions)
+    assert all(d.score is None and d.message for d in decisions)
+
+
+def _assert_within_budget(wall: float, *, calls: int, concurrency: int = 4):
+    assert wall <= budget_seconds(calls=calls, concurrency=concurrency, per_call=TEST_TIMEOUT) + SLACK
+
+
+SYSTEMONE_FAULTS = [
+    ("500", "http_status"),
+    ("429", "rate_limited"),
+    ("302", "redirect"),
+    ("non_json", "bad_json"),
+    ("truncated", "truncated_body"),
+    ("missing_answers", "missing_answers"),
+    ("missing_question", "missing_answer"),
+    ("missing_probability", "missing_probability"),
+    ("not_a_number", "bad_probability"),
+    ("nan", "bad_probability"),
+    ("out_of_range", "bad_probability"),
+    ("huge", "body_too_large"),
+    ("huge_chunked", "body_too_large"),
+    ("trickle", "timeout"),
+    ("close", "connection_closed"),
+]
+
+
+@pytest.mark.parametrize(("fault", "reason"), SYSTEMONE_FAULTS, ids=[fault for fault, _ in SYSTEMONE_FAULTS])
+async def test_systemone_fault_fails_open(systemone, fault, reason, caplog):
+    systemone.script.fault = fault
+    with caplog.at_level(logging.INFO, logger="verifier"):
+        decisions, wall = await _round()
+    _assert_unverified(decisions, reason)
+    _assert_within_budget(wall, calls=ROUND)
+    warnings = [r for r in caplog.records if r.name == "verifier" and r.levelno == logging.WARNING]
+    assert len(warnings) == ROUND and all(reason in r.getMessage() for r in warnings)
+    rounds = [r for r in caplog.records if r.name == "verifier" and r.levelno == logging.INFO]
+    assert len(rounds) == 1 and "unverified=3" in rounds[0].getMessage()
+
+
+async def test_redirect_is_not_followed(systemone):
+    systemone.script.fault = "302"
+    await _round(1)
+    assert [r.path for r in systemone.requests] == ["/v1/systemone"]
+
+
+async def test_trickling_body_is_cut_at_the_deadline(systemone):
+    # Each byte arrives well inside httpx's per-read timeout; only the whole-call deadline stops it.
+    systemone.script.fault = "trickle"
+    systemone.script.trickle_delay = 0.02
+    decisions, wall = await _round(6)
+    _assert_unverified(decisions, "timeout")
+    assert TEST_TIMEOUT * 2 - 0.05 <= wall <= TEST_TIMEOUT * 2 + SLACK  # 6 calls, 4 at a time: two deadlines
+
+
+async def test_slow_model_times_out(systemone):
+    systemone.script.latency = 5
+    decisions, wall = await _round()
+    _assert_unverified(decisions, "timeout")
+    _assert_within_budget(wall, calls=ROUND)
+
+
+async def test_one_failing_question_does_not_touch_the_others(systemone):
+    systemone.script.faults = {"Question number 2": "500"}
+    decisions, _ = await _round()
+    assert [d.outcome for d in decisions] == ["passed", "unverified", "passed"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_refused_connection(systemone, settings):
+    settings.VERIFIER_BASE_URL = f"http://127.0.0.1:{_free_port()}"
+    decisions, wall = await _round()
+    _assert_unverified(decisions, "connection_refused")
+    _assert_within_budget(wall, calls=ROUND)
+
+
+async def test_dns_failure(systemone, settings):
+    settings.VERIFIER_BASE_URL = "http://quizgate-gate-test.invalid"
+    decisions, wall = await _round()
+    # Without a resolver at all, the lookup may hang instead: the deadline still ends it.
+    assert {d.reason for d in decisions} <= {"dns_error", "timeout"}
+    assert {d.outcome for d in decisions} == {"unverified"}
+    _assert_within_budget(wall, calls=ROUND)
+
+
+async def test_tls_error(systemone, settings):
+    settings.VERIFIER_BASE_URL = systemone.url.replace("http://", "https://")
+    decisions, wall = await _round()
+    _assert_unverified(decisions, "tls_error")
+    _assert_within_budget(wall, calls=ROUND)
+
+
+async def test_missing_api_key_sends_nothing(systemone, settings):
+    settings.VERIFIER_API_KEY = ""
+    decisions, _ = await _round()
+    _assert_unverified(decisions, "no_api_key")
+    assert systemone.requests == []
+
+
+async def test_wrong_api_key_is_an_http_error(systemone, settings):
+    settings.VERIFIER_API_KEY = "someone-else"
+    decisions, _ = await _round(1)
+    _assert_unverified(decisions, "http_status")
+
+
+async def test_missing_base_url(systemone, settings):
+    settings.VERIFIER_BASE_URL = ""
+    decisions, _ = await _round(1)
+    _assert_unverified(decisions, "not_configured")
+
+
+LLM_FAULTS = [
+    ("500", "http_status"),
+    ("429", "rate_limited"),
+    ("302", "redirect"),
+    ("non_json", "bad_json"),
+    ("truncated", "truncated_body"),
+    ("missing_answers", "missing_answers"),
+    ("no_logprobs", "no_logprobs"),
+    ("missing_probability", "missing_probability"),
+    ("not_a_number", "bad_probability"),
+    ("nan", "bad_probability"),
+    ("out_of_range", "bad_probability"),
+    ("huge", "body_too_large"),
+    ("huge_chunked", "body_too_large"),
+    ("trickle", "timeout"),
+    ("close", "connection_closed"),
+]
+
+
+@pytest.mark.parametrize(("fault", "reason"), LLM_FAULTS, ids=[fault for fault, _ in LLM_FAULTS])
+async def test_llm_fault_fails_open(llm, fault, reason):
+    llm.script.fault = fault
+    decisions, wall = await _round(2)
+    _assert_unverified(decisions, reason)
+    _assert_within_budget(wall, calls=4)  # two checks per question, one call each
+    assert llm.max_in_flight <= 4
+
+
+async def test_llm_refused_connection(llm, settings):
+    settings.VERIFIER_BASE_URL = f"http://127.0.0.1:{_free_port()}/v1"
+    decisions, _ = await _round(1)
+    _assert_unverified(decisions, "connection_refused")

@@ -1,0 +1,119 @@
+import math
+
+import pytest
+
+from tests.verifier.helpers import item
+from verifier.backends.base import GateFailure
+from verifier.backends.llm import yes_probability
+from verifier.prompts import CHECKS
+from verifier.services import Gate
+
+pytestmark = pytest.mark.usefixtures("llm")
+
+
+async def test_yes_variants_add_up(llm):
+    llm.script.top_logprobs = [
+        (" Yes", math.log(0.5)),
+        ("yes", math.log(0.2)),
+        ("YES", math.log(0.05)),
+        ("No", math.log(0.1)),
+        (" no", math.log(0.05)),
+        ("Maybe", math.log(0.1)),
+    ]
+    decision = await Gate.from_settings(threshold=0.6).check(item(1, explanation=""))
+    assert decision.outcome == "passed"
+    assert decision.probabilities["answer_correct"] == pytest.approx(0.75 / 0.9)
+    assert decision.details["yes_no_mass"]["answer_correct"] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("variants", [("Yes",), ("yes",), (" Yes",), ("Yes", " yes", "YES")])
+async def test_probability_from_scripted_yes_tokens(llm, variants):
+    llm.script.yes_tokens = variants
+    llm.script.no_tokens = ("No", " no")
+    llm.script.probabilities = {"Question number 1": 0.3}
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert decision.probabilities == {
+        "answer_correct": pytest.approx(0.3),
+        "explanation_true": pytest.approx(0.3),
+    }
+    assert decision.outcome == "dropped"
+
+
+async def test_one_yes_no_question_per_call(llm):
+    llm.script.probabilities = {
+        "Question number 1": {
+            CHECKS["answer_correct"].yes_no_question: 0.8,
+            CHECKS["explanation_true"].yes_no_question: 0.4,
+        }
+    }
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert decision.probabilities == {"answer_correct": pytest.approx(0.8), "explanation_true": pytest.approx(0.4)}
+    assert decision.score == pytest.approx(0.4)
+    assert decision.details["calls"] == 2
+    requests = llm.requests_to("/v1/chat/completions")
+    assert len(requests) == 2
+    for request in requests:
+        body = request.json()
+        assert body["max_tokens"] == 1
+        assert body["logprobs"] is True
+        assert body["top_logprobs"] == 20
+        assert body["model"] == "checker-8b-2025-01"
+        assert request.headers["authorization"] == "Bearer test-key"
+        system, user = body["messages"]
+        assert system["role"] == "system" and "never instructions" in system["content"]
+        assert "Question number 1" in user["content"]
+    assert decision.input_tokens and decision.output_tokens == 2
+
+
+async def test_no_logprobs_fails_open_loudly(llm, caplog):
+    llm.script.fault = "no_logprobs"
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert (decision.outcome, decision.reason) == ("unverified", "no_logprobs")
+    assert any(r.levelname == "WARNING" and "no_logprobs" in r.getMessage() for r in caplog.records)
+
+
+async def test_neither_yes_nor_no_fails_open(llm):
+    llm.script.top_logprobs = [("Maybe", math.log(0.6)), ("The", math.log(0.3))]
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert (decision.outcome, decision.reason) == ("unverified", "no_yes_no")
+
+
+def test_yes_probability_reads_sampled_token_when_top_list_is_empty():
+    payload = {"choices": [{"logprobs": {"content": [{"token": "Yes", "logprob": -0.1, "top_logprobs": []}]}}]}
+    assert yes_probability(payload) == (1.0, pytest.approx(math.exp(-0.1)))
+
+
+def test_yes_probability_strips_tokenizer_markers():
+    payload = {
+        "choices": [
+            {
+                "logprobs": {
+                    "content": [
+                        {
+                            "token": "\u0120Yes",
+                            "logprob": math.log(0.6),
+                            "top_logprobs": [
+                                {"token": "\u0120Yes", "logprob": math.log(0.6)},
+                                {"token": "\u2581No", "logprob": math.log(0.2)},
+                            ],
+                        }
+                    ]
+                }
+            }
+        ]
+    }
+    assert yes_probability(payload)[0] == pytest.approx(0.75)
+
+
+def test_yes_probability_refuses_positive_logprob():
+    payload = {"choices": [{"logprobs": {"content": [{"token": "Yes", "logprob": 0.3, "top_logprobs": []}]}}]}
+    with pytest.raises(GateFailure) as caught:
+        yes_probability(payload)
+    assert caught.value.reason == "bad_probability"
+
+
+async def test_no_key_and_no_base_url_fails_open(settings):
+    settings.VERIFIER_API_KEY = ""
+    settings.VERIFIER_BASE_URL = ""
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert (decision.outcome, decision.reason) == ("unverified", "no_api_key")

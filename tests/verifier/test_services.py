@@ -1,0 +1,118 @@
+import logging
+
+import pytest
+
+from quiz.models import Question
+from tests.verifier.helpers import item, items
+from verifier.models import Threshold, Verdict
+from verifier.services import Gate, GateDecision, gate_check, threshold_for, verdict_record
+
+
+def _question() -> Question:
+    return Question.objects.create(
+        text="Which is right?", options=["Right", "Wrong"], correct_index=0, provenance="model"
+    )
+
+
+@pytest.mark.django_db
+def test_threshold_defaults_to_uncalibrated_point_six():
+    assert threshold_for(backend="systemone", model_id="jev-1.13.0") == (0.6, False)
+
+
+@pytest.mark.django_db
+def test_threshold_stored_per_backend_and_model():
+    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.55)
+    assert threshold_for(backend="systemone", model_id="jev-1.13.0") == (0.55, True)
+    assert threshold_for(backend="systemone", model_id="jev-1.14.0") == (0.6, False)
+    assert threshold_for(backend="llm", model_id="jev-1.13.0") == (0.6, False)
+
+
+@pytest.mark.django_db
+def test_default_threshold_is_a_setting(settings):
+    settings.VERIFIER_DEFAULT_THRESHOLD = 0.7
+    assert threshold_for(backend="llm", model_id="x-1") == (0.7, False)
+
+
+@pytest.mark.django_db
+def test_verdict_record_keeps_everything():
+    question = _question()
+    decision = GateDecision(
+        key="q1",
+        outcome="dropped",
+        score=0.45,
+        threshold=0.6,
+        probabilities={"answer_correct": 0.77, "explanation_true": 0.45},
+        reason="below_threshold",
+        message="score 0.45 < threshold 0.60",
+        latency_ms=212,
+        backend="systemone",
+        model_id="jev-1.13.0",
+        input_tokens=437,
+        output_tokens=4,
+    )
+    verdict = verdict_record(question_id=question.id, decision=decision)
+    verdict.refresh_from_db()
+    assert (verdict.outcome, verdict.score, verdict.threshold, verdict.reason) == (
+        "dropped",
+        0.45,
+        0.6,
+        "below_threshold",
+    )
+    assert verdict.probabilities == {"answer_correct": 0.77, "explanation_true": 0.45}
+    assert (verdict.latency_ms, verdict.input_tokens, verdict.output_tokens) == (212, 437, 4)
+    assert question.verdicts.get() == verdict
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_gate_check_uses_the_stored_threshold(systemone):
+    await Threshold.objects.acreate(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    decisions = await gate_check(items=items(2))
+    assert [(d.outcome, d.threshold, d.calibrated) for d in decisions] == [("dropped", 0.95, True)] * 2
+
+
+async def test_off_backend_labels_everything_unchecked(settings, model_server):
+    settings.VERIFIER_BACKEND = "off"
+    decisions = await gate_check(items=items(3))
+    assert [(d.outcome, d.score, d.backend) for d in decisions] == [("unchecked", None, "off")] * 3
+    assert all(d.playable for d in decisions)
+    assert model_server.requests == []
+
+
+async def test_one_info_line_per_round(systemone, caplog):
+    systemone.script.faults = {"Question number 2": "500"}
+    systemone.script.probabilities = {"Question number 3": 0.2}
+    with caplog.at_level(logging.INFO, logger="verifier"):
+        async with Gate.from_settings(threshold=0.6) as gate:
+            await gate.check_all(items(4))
+    infos = [r.getMessage() for r in caplog.records if r.name == "verifier" and r.levelno == logging.INFO]
+    assert len(infos) == 1
+    assert "checked=4 passed=2 dropped=1 unverified=1" in infos[0]
+    assert "wall_ms=" in infos[0]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "verifier" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "q2" in warnings[0] and "http_status" in warnings[0]
+
+
+async def test_unexpected_backend_error_fails_open(systemone):
+    class Broken:
+        name = "systemone"
+        model_id = "jev-1.13.0"
+
+        async def ask(self, **kwargs):
+            raise ZeroDivisionError("boom")
+
+        async def aclose(self):
+            return None
+
+    gate = Gate.from_settings(threshold=0.6)
+    gate.backend = Broken()
+    decision = await gate.check(item(1))
+    assert (decision.outcome, decision.reason) == ("unverified", "unexpected_error")
+
+
+def test_verdicts_cannot_be_deleted_from_the_admin(rf, admin_user):
+    from django.contrib.admin.sites import site
+
+    request = rf.get("/")
+    request.user = admin_user
+    assert site._registry[Verdict].has_delete_permission(request) is False
+    assert site._registry[Threshold].has_change_permission(request) is True

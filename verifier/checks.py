@@ -1,0 +1,53 @@
+"""Configuration checks: a model alias is refused at start-up, a half-configured backend is reported."""
+
+from django.core.checks import Error, Warning, register
+from django.core.exceptions import ImproperlyConfigured
+
+from verifier import conf
+
+
+def model_alias_error() -> str | None:
+    backend = conf.backend_name()
+    model = conf.model_id()
+    if backend in ("systemone", "llm") and conf.is_model_alias(model) and not conf.allow_model_alias():
+        return (
+            f"VERIFIER_MODEL={model!r} is a moving alias. Pin an exact model version (e.g. 'jev-1.13.0'): "
+            "every threshold belongs to one model version. Set VERIFIER_ALLOW_MODEL_ALIAS=1 to accept it anyway."
+        )
+    return None
+
+
+def refuse_model_alias() -> None:
+    """Raise at start-up; ASGI servers and Celery workers do not run system checks."""
+    message = model_alias_error()
+    if message:
+        raise ImproperlyConfigured(message)
+
+
+@register()
+def verifier_settings_check(app_configs=None, **kwargs) -> list:
+    problems: list = []
+    backend = conf.backend_name()
+    if backend not in conf.BACKENDS:
+        problems.append(
+            Error(
+                f"VERIFIER_BACKEND={backend!r} is not one of {', '.join(conf.BACKENDS)}.",
+                hint="Nothing will be checked until it is fixed.",
+                id="verifier.E001",
+            )
+        )
+        return problems
+    alias = model_alias_error()
+    if alias:
+        problems.append(Error(alias, id="verifier.E002"))
+    if backend == "off":
+        return problems
+    if not conf.model_id():
+        problems.append(Warning("VERIFIER_MODEL is empty; every question will pass unverified.", id="verifier.W001"))
+    if backend == "systemone" and not conf.base_url():
+        problems.append(Warning("VERIFIER_BASE_URL is empty; every question will pass unverified.", id="verifier.W002"))
+    if backend == "systemone" and not conf.api_key():
+        problems.append(Warning("VERIFIER_API_KEY is empty; every question will pass unverified.", id="verifier.W003"))
+    if conf.timeout() <= 0 or int(conf.setting("VERIFIER_CONCURRENCY")) < 1:
+        problems.append(Error("VERIFIER_TIMEOUT must be > 0 and VERIFIER_CONCURRENCY >= 1.", id="verifier.E003"))
+    return problems

@@ -1,0 +1,122 @@
+"""The gate's settings, each with its default, read at call time so tests can override them."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+BACKENDS = ("off", "systemone", "llm")
+
+DEFAULTS: dict[str, Any] = {
+    "VERIFIER_BACKEND": "off",
+    "VERIFIER_MODEL": "",
+    "VERIFIER_API_KEY": "",
+    "VERIFIER_BASE_URL": "",
+    "VERIFIER_TIMEOUT": 6.0,
+    "VERIFIER_CONCURRENCY": 4,
+    "VERIFIER_DOCUMENT_FIELD": "document",
+    "VERIFIER_ALLOW_MODEL_ALIAS": False,
+    "VERIFIER_MAX_BODY_BYTES": 256 * 1024,
+    "VERIFIER_DEFAULT_THRESHOLD": 0.6,
+    "VERIFIER_SUPPORTED_MIN": 0.85,
+    "VERIFIER_ANSWERS_QUESTION_MIN": 0.80,
+    "VERIFIER_UNSUPPORTED_DETAIL_MAX": 0.15,
+    "VERIFIER_CONTRADICTION_MAX": 0.10,
+}
+
+
+def setting(name: str) -> Any:
+    return getattr(settings, name, DEFAULTS[name])
+
+
+def backend_name() -> str:
+    return str(setting("VERIFIER_BACKEND") or "off").strip().lower()
+
+
+def model_id() -> str:
+    return str(setting("VERIFIER_MODEL") or "").strip()
+
+
+def api_key() -> str:
+    return str(setting("VERIFIER_API_KEY") or "")
+
+
+def base_url() -> str:
+    return str(setting("VERIFIER_BASE_URL") or "").strip().rstrip("/")
+
+
+def timeout() -> float:
+    return float(setting("VERIFIER_TIMEOUT"))
+
+
+def concurrency() -> int:
+    return max(1, int(setting("VERIFIER_CONCURRENCY")))
+
+
+def document_field() -> str:
+    return str(setting("VERIFIER_DOCUMENT_FIELD") or "document")
+
+
+def allow_model_alias() -> bool:
+    return bool(setting("VERIFIER_ALLOW_MODEL_ALIAS"))
+
+
+def max_body_bytes() -> int:
+    return int(setting("VERIFIER_MAX_BODY_BYTES"))
+
+
+def default_threshold() -> float:
+    return float(setting("VERIFIER_DEFAULT_THRESHOLD"))
+
+
+@dataclass(frozen=True)
+class GroundedBounds:
+    supported_min: float = 0.85
+    answers_question_min: float = 0.80
+    unsupported_detail_max: float = 0.15
+    contradiction_max: float = 0.10
+
+
+def grounded_bounds() -> GroundedBounds:
+    return GroundedBounds(
+        supported_min=float(setting("VERIFIER_SUPPORTED_MIN")),
+        answers_question_min=float(setting("VERIFIER_ANSWERS_QUESTION_MIN")),
+        unsupported_detail_max=float(setting("VERIFIER_UNSUPPORTED_DETAIL_MAX")),
+        contradiction_max=float(setting("VERIFIER_CONTRADICTION_MAX")),
+    )
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """One snapshot of the settings, taken when a round starts (sync), used by the async part."""
+
+    backend: str
+    model_id: str
+    api_key: str
+    base_url: str
+    timeout: float
+    concurrency: int
+    document_field: str
+    max_body_bytes: int
+    default_threshold: float
+    grounded_bounds: GroundedBounds
+
+
+def gate_config() -> GateConfig:
+    return GateConfig(
+        backend=backend_name(),
+        model_id=model_id(),
+        api_key=api_key(),
+        base_url=base_url(),
+        timeout=timeout(),
+        concurrency=concurrency(),
+        document_field=document_field(),
+        max_body_bytes=max_body_bytes(),
+        default_threshold=default_threshold(),
+        grounded_bounds=grounded_bounds(),
+    )
+
+
+def is_model_alias(model: str) -> bool:
+    # Every threshold belongs to one model version; a moving alias would move it silently.
+    return model.strip().lower().endswith("latest")

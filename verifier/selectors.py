@@ -1,0 +1,10 @@
+from verifier import conf
+from verifier.models import Threshold
+
+
+def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
+    """(pass mark, calibrated). A model id nobody has calibrated uses the default and says so."""
+    value = Threshold.objects.filter(backend=backend, model_id=model_id).values_list("value", flat=True).first()
+    if value is None:
+        return conf.default_threshold(), False
+    return float(value), True
