@@ -109,7 +109,13 @@ else:
 
 # The cache holds rate-limit counters, so with several processes it must be shared: Redis.
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "quizgate",
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -142,7 +148,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=False)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
@@ -156,6 +162,15 @@ ROOM_MIN_TIMER = 10
 ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
+# Abuse limits (lobby/ratelimit.py): per connection, and per IP across processes (in the cache).
+WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
+WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
+WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
+RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=60), 60)
+RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
+RATELIMIT_KEY_PREFIX = "ratelimit"
+# Only behind a proxy that sets it: otherwise any client could pick its own address.
+TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
 # The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: "*-latest" is refused.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")

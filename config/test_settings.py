@@ -12,3 +12,4 @@ if REDIS_URL:  # noqa: F405
     CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"quizgate-test-{os.getpid()}"  # noqa: F405
 # Rate-limit counters of one run must not leak into the next when the cache is a shared Redis.
 CACHES["default"]["KEY_PREFIX"] = f"quizgate-test-{os.getpid()}"  # noqa: F405
+RATELIMIT_KEY_PREFIX = f"ratelimit-test-{os.getpid()}"

@@ -7,15 +7,28 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from lobby import events, services
+from lobby import events, ratelimit, services
 from lobby.clock import clock_acquire, clock_release
-from lobby.exceptions import GameError, PlayerRemoved
+from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.machine import Action
 from lobby.selectors import player_view, room_snapshot
 
 logger = logging.getLogger(__name__)
 
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
+FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
+
+
+def _player_join_limited(*, ip: str, code: str, nickname: object) -> services.Joined:
+    """Join, counting the attempt against the IP's join limit and a wrong code against its guess limit, so
+    room codes cannot be enumerated at speed."""
+    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip) or ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
+        raise ratelimit.RateLimited()
+    try:
+        return services.player_join(code=code, nickname=nickname)
+    except RoomNotFound:
+        ratelimit.ip_hit(limit=ratelimit.CODE_GUESSES, ip=ip)
+        raise
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -28,6 +41,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.player_id: int | None = None
         self.answered: dict[int, int] = {}
         self.seq = -1
+        self.client_ip = ratelimit.client_ip_from_scope(self.scope)
+        self.bucket = ratelimit.MessageBucket.from_settings()
+        self.flooded = False
         await self.accept()
         clock_acquire()
 
@@ -39,13 +55,24 @@ class RoomConsumer(AsyncWebsocketConsumer):
     # -- frames in ----------------------------------------------------------------------------------------
 
     async def receive(self, text_data=None, bytes_data=None):
-        if bytes_data is not None:
+        if self.flooded:
+            return
+        verdict = self.bucket.check()
+        if verdict is ratelimit.Verdict.CLOSE:
+            self.flooded = True
+            logger.warning("closing a flooding connection to room %s from %s", self.code, self.client_ip)
+            await self.send_error("rate_limited", "Too many messages: this connection is closed.")
+            return await self.close(code=FLOOD_CLOSE_CODE)
+        if verdict is ratelimit.Verdict.DROP:
+            return await self.send_error("rate_limited", "Too many messages: slow down. That one was ignored.")
+        if bytes_data is not None or text_data is None:
             return await self.send_error("bad_message", "Send JSON text frames.")
-        if len(text_data.encode()) > settings.WS_MAX_MESSAGE_BYTES:
+        # surrogatepass: a lone surrogate must be measured, not crash the size check.
+        if len(text_data.encode("utf-8", "surrogatepass")) > settings.WS_MAX_MESSAGE_BYTES:
             return await self.send_error("too_large", "That message is too large.")
         try:
             message = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested thousands deep
             return await self.send_error("bad_message", "That message is not valid JSON.")
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return await self.send_error("bad_message", "A message needs a type.")
@@ -62,7 +89,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message):
         if self.role is not None:
             return await self.send_error("not_now", "You are already in this game.")
-        joined = await database_sync_to_async(services.player_join)(code=self.code, nickname=message.get("nickname"))
+        joined = await database_sync_to_async(_player_join_limited)(
+            ip=self.client_ip, code=self.code, nickname=message.get("nickname")
+        )
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk)
         await self.send_json(
             {

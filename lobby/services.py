@@ -1,6 +1,7 @@
 """The game's writes. Every phase change is a compare-and-set on the room's row."""
 
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -97,7 +98,8 @@ def clean_nickname(raw: object) -> tuple[str, str]:
     nickname = " ".join(raw.split())
     if not 1 <= len(nickname) <= NICKNAME_MAX or not nickname.isprintable():
         raise NicknameInvalid()
-    return nickname, nickname.casefold()
+    # casefold() can lengthen a name ("ß" -> "ss"); the key column holds NICKNAME_MAX characters.
+    return nickname, nickname.casefold()[:NICKNAME_MAX]
 
 
 @dataclass(frozen=True)
@@ -292,10 +294,19 @@ def _close_if_everyone_answered(*, room_id: int) -> bool:
     return False
 
 
+# Control characters (NUL breaks PostgreSQL), lone surrogates (not UTF-8) and bidi overrides (they make text
+# read differently from what it is). Other format characters stay: ZWJ/ZWNJ belong to emoji and scripts.
+_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+def _clean_text(raw: str) -> str:
+    return " ".join(_UNSAFE_CHARACTERS.sub(" ", raw).split())
+
+
 def report_create(*, player_id: int, question_index: object, text: object) -> Report:
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise NotNow("Say which question you are reporting.")
-    text = " ".join(text.split())[:500] if isinstance(text, str) else ""
+    text = _clean_text(text)[:500] if isinstance(text, str) else ""
     player = Player.objects.select_related("room").get(pk=player_id)
     room = player.room
     # A question can be reported once its answer has been revealed, not while it is open.

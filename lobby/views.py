@@ -5,9 +5,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from lobby import services
+from lobby import ratelimit, services
 from lobby.exceptions import GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
+from lobby.models import Room
 from lobby.selectors import results_csv
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
@@ -19,6 +20,23 @@ HOST_TOKENS = "host_tokens"
 
 def _host_token(request: HttpRequest, code: str) -> str | None:
     return request.session.get(HOST_TOKENS, {}).get(code)
+
+
+def _room_guess(request: HttpRequest, code: str) -> Room:
+    """The room for a code typed or put in a URL by someone. Each unknown code counts against the client IP's
+    guess limit, so codes cannot be enumerated by asking for pages either. Raises RateLimited or RoomNotFound."""
+    ip = ratelimit.client_ip_from_request(request)
+    if ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
+        raise ratelimit.RateLimited()
+    try:
+        return services.room_by_code(code)
+    except RoomNotFound:
+        ratelimit.ip_hit(limit=ratelimit.CODE_GUESSES, ip=ip)
+        raise
+
+
+def _too_many(error: ratelimit.RateLimited) -> HttpResponse:
+    return HttpResponse(str(error), status=429, content_type="text/plain; charset=utf-8", headers={"Retry-After": "60"})
 
 
 @require_http_methods(["GET", "POST"])
@@ -58,8 +76,8 @@ def home(request: HttpRequest) -> HttpResponse:
 def join(request: HttpRequest) -> HttpResponse:
     code = services.normalize_code(request.GET.get("code", ""))
     try:
-        services.room_by_code(code)
-    except RoomNotFound as error:
+        _room_guess(request, code)
+    except (RoomNotFound, ratelimit.RateLimited) as error:
         messages.error(request, str(error))
         return redirect("lobby:home")
     return redirect("lobby:play", code=code)
@@ -68,7 +86,9 @@ def join(request: HttpRequest) -> HttpResponse:
 @require_GET
 def play(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        room = services.room_by_code(code)
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
     return render(request, "lobby/play.html", {"room": room})
@@ -77,7 +97,9 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
 @require_GET
 def host(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        room = services.room_by_code(code)
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
     token = _host_token(request, room.code)
@@ -93,7 +115,9 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
 @require_GET
 def results(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        room = services.room_by_code(code)
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
     except RoomNotFound:
         raise Http404 from None
     if _host_token(request, room.code) is None:

@@ -37,6 +37,7 @@ def server_env(**extra: str) -> dict[str, str]:
         DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY=settings.SECRET_KEY,
         DJANGO_SECURE_COOKIES="0",
+        DJANGO_SECURE_SSL_REDIRECT="0",
         DJANGO_READ_DOT_ENV_FILE="0",
         DATABASE_URL=database_url(),
         REDIS_URL=settings.REDIS_URL,

@@ -1,0 +1,147 @@
+"""Rate limits: a token bucket per WebSocket connection, and fixed-window counters per client IP kept in
+Django's cache so every server process shares them.
+
+Limits are read from settings at call time (with the defaults below), so a deployment or a test can tune them.
+"""
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+from enum import Enum
+
+from django.conf import settings
+from django.core.cache import caches
+
+from lobby.exceptions import GameError
+
+logger = logging.getLogger(__name__)
+
+UNKNOWN_IP = "unknown"
+_NOT_IN_AN_ADDRESS = re.compile(r"[^0-9A-Za-z.:_-]")
+
+
+class RateLimited(GameError):
+    code = "rate_limited"
+    default_message = "Too many tries from your network. Wait a minute and try again."
+
+
+# -- per connection: a token bucket --------------------------------------------------------------------------
+
+
+class Verdict(Enum):
+    ALLOW = "allow"
+    DROP = "drop"  # over the limit: answer with an error frame and ignore the message
+    CLOSE = "close"  # a flood far beyond the limit: close the connection
+
+
+class MessageBucket:
+    """About `per_minute` messages a minute with bursts of up to `burst`. Messages beyond that are dropped;
+    when more than `flood` messages have been dropped within a minute the connection should be closed."""
+
+    def __init__(self, *, per_minute: float, burst: int, flood: int, clock=time.monotonic):
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self.flood = flood
+        self.clock = clock
+        self.tokens = float(burst)
+        self.updated = clock()
+        self.dropped = 0
+        self.dropped_since = 0.0
+
+    @classmethod
+    def from_settings(cls) -> "MessageBucket":
+        return cls(
+            per_minute=getattr(settings, "WS_RATE_PER_MINUTE", 100),
+            burst=getattr(settings, "WS_RATE_BURST", 20),
+            flood=getattr(settings, "WS_RATE_FLOOD", 200),
+        )
+
+    def check(self) -> Verdict:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= 1 - 1e-9:  # float error must not drop a message sent exactly on time
+            self.tokens -= 1
+            return Verdict.ALLOW
+        if now - self.dropped_since > 60:
+            self.dropped, self.dropped_since = 0, now
+        self.dropped += 1
+        return Verdict.CLOSE if self.dropped > self.flood else Verdict.DROP
+
+
+# -- per client IP: fixed-window counters in the cache ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IpLimit:
+    name: str
+    setting: str  # settings.<setting> = (count, window_seconds) overrides the default
+    default: tuple[int, int]
+
+    def values(self) -> tuple[int, int]:
+        count, window = getattr(settings, self.setting, self.default)
+        return int(count), int(window)
+
+
+# A classroom behind one NAT address joins together, so joins are generous; a wrong code is rare for a person.
+JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP", (60, 60))
+CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP", (10, 60))
+
+
+def _key(limit: IpLimit, ip: str, window: int) -> str:
+    prefix = getattr(settings, "RATELIMIT_KEY_PREFIX", "ratelimit")
+    return f"{prefix}:{limit.name}:{ip}:{int(time.time() // window)}"
+
+
+def ip_hit(*, limit: IpLimit, ip: str) -> bool:
+    """Count one event for this IP; False when that makes it exceed the limit in the current window."""
+    count, window = limit.values()
+    key = _key(limit, ip, window)
+    cache = caches["default"]
+    try:
+        # add + incr are atomic on every shared backend (Redis, Memcached, database): no lost updates.
+        cache.add(key, 0, timeout=window + 1)
+        try:
+            value = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.add(key, 1, timeout=window + 1)
+            value = 1
+    except Exception:
+        # A cache outage must not lock everyone out of their game: fail open, loudly.
+        logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
+        return True
+    return value <= count
+
+
+def ip_blocked(*, limit: IpLimit, ip: str) -> bool:
+    """True when this IP has already used up the limit in the current window (does not count an event)."""
+    count, window = limit.values()
+    try:
+        return (caches["default"].get(_key(limit, ip, window)) or 0) >= count
+    except Exception:
+        logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
+        return False
+
+
+def _pick_ip(remote: str | None, forwarded: str | None) -> str:
+    if getattr(settings, "TRUST_X_FORWARDED_FOR", False) and forwarded:
+        # Our proxy appends the address it saw; entries left of it are whatever the client claimed.
+        last = _NOT_IN_AN_ADDRESS.sub("", forwarded.split(",")[-1])[:64]
+        if last:
+            return last
+    return _NOT_IN_AN_ADDRESS.sub("", remote or "")[:64] or UNKNOWN_IP
+
+
+def client_ip_from_scope(scope: dict) -> str:
+    client = scope.get("client")
+    remote = str(client[0]) if client else None
+    forwarded = None
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"x-forwarded-for":
+            forwarded = value.decode("latin-1")
+    return _pick_ip(remote, forwarded)
+
+
+def client_ip_from_request(request) -> str:
+    return _pick_ip(request.META.get("REMOTE_ADDR"), request.META.get("HTTP_X_FORWARDED_FOR"))

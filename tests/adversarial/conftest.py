@@ -1,0 +1,36 @@
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+
+from tests.browser.conftest import browser, live_url  # noqa: F401
+
+from .fuzzing import FIGURES
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits(settings):
+    """Per-IP counters live in the cache, which outlives a test (and, with Redis, a test run). A fresh key prefix
+    per test starts them at zero without flushing a cache that other runs may share."""
+    settings.RATELIMIT_KEY_PREFIX = f"ratelimit-test-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def room(make_room):
+    async def make(**kwargs):
+        return await database_sync_to_async(make_room)(**kwargs)
+
+    return make
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not FIGURES:
+        return
+    terminalreporter.section("WebSocket fuzz figures")
+    total_cases = sum(f["cases"] for f in FIGURES.values())
+    for kind, figures in sorted(FIGURES.items()):
+        terminalreporter.write_line(
+            f"{kind:>10}: {figures['cases']:4d} cases, {len(figures['distinct']):4d} distinct inputs, "
+            f"replies: {dict(sorted(figures['replies'].items()))}"
+        )
+    terminalreporter.write_line(f"{'total':>10}: {total_cases:4d} cases")

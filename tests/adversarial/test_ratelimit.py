@@ -1,0 +1,222 @@
+"""Rate limits: per connection (a token bucket, then a close for a flood), the 16 KB frame cap, and per client
+IP on joins and on room-code guesses, over WebSocket and HTTP."""
+
+import os
+import threading
+
+import pytest
+
+from lobby import ratelimit
+from lobby.ratelimit import MessageBucket, Verdict
+
+from .helpers import Client, joined_client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_bucket_allows_a_burst_then_about_100_a_minute_and_closes_on_a_flood():
+    clock = FakeClock()
+    bucket = MessageBucket(per_minute=100, burst=20, flood=200, clock=clock)
+    assert [bucket.check() for _ in range(20)] == [Verdict.ALLOW] * 20
+    assert bucket.check() is Verdict.DROP
+    clock.now += 0.6  # 100 a minute: one message every 0.6 s
+    assert bucket.check() is Verdict.ALLOW
+    assert bucket.check() is Verdict.DROP
+    # A steady 100 a minute for ten minutes is never dropped.
+    allowed = 0
+    for _ in range(1000):
+        clock.now += 0.6
+        allowed += bucket.check() is Verdict.ALLOW
+    assert allowed == 1000
+    # A flood: 199 more drops are answered, the one beyond 200 within the minute closes.
+    verdicts = [bucket.check() for _ in range(201)]
+    assert verdicts[:200] == [Verdict.DROP] * 200 and verdicts[200] is Verdict.CLOSE
+
+
+def test_drops_spread_over_minutes_never_close():
+    clock = FakeClock()
+    bucket = MessageBucket(per_minute=100, burst=20, flood=200, clock=clock)
+    for _ in range(20):
+        bucket.check()
+    for _ in range(10):  # ten minutes at twice the allowed rate
+        for _ in range(200):
+            clock.now += 0.3
+            assert bucket.check() is not Verdict.CLOSE
+
+
+async def test_over_the_limit_a_message_gets_rate_limited_and_is_dropped_and_the_connection_lives(room, settings):
+    settings.WS_RATE_BURST = 5
+    settings.WS_RATE_PER_MINUTE = 100
+    created = await room()
+    async with Client(created.room.code) as client:
+        for _ in range(5):
+            await client.send(type="ping")
+        replies = [await client.recv() for _ in range(5)]
+        assert all(reply["type"] == "pong" for reply in replies)
+        await client.send(type="join", nickname="Sixth")  # the 6th message: dropped, not joined
+        reply = await client.recv()
+        assert reply["type"] == "error" and reply["code"] == "rate_limited"
+        assert "slow down" in reply["message"]
+        assert await client.comm.receive_nothing(timeout=0.7)  # not joined, not closed
+        # After 0.6 s one token has come back.
+        await client.send(type="join", nickname="Patient")
+        assert (await client.until(lambda m: m["type"] in ("joined", "error")))["type"] == "joined"
+
+
+async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_lives_on(room, settings):
+    settings.WS_RATE_BURST = 5
+    settings.WS_RATE_FLOOD = 50
+    created = await room()
+    code = created.room.code
+    bystander, _ = await joined_client(code, "Bystander")
+    flooder = await Client(code).__aenter__()
+    for _ in range(200):
+        await flooder.send(type="ping")
+    replies = []
+    while True:
+        reply = await flooder.recv()
+        replies.append(reply)
+        if reply["type"] == "closed":
+            break
+    assert flooder.closed == 4008
+    assert [r["type"] for r in replies[:5]] == ["pong"] * 5
+    assert sum(r.get("code") == "rate_limited" for r in replies) == 51  # 50 drops answered, then the closing one
+    assert len(replies) == 5 + 51 + 1  # nothing after the close
+    await bystander.send(type="ping")
+    assert (await bystander.until(lambda m: m["type"] == "pong"))["type"] == "pong"
+    await bystander.__aexit__()
+
+
+async def test_frames_over_16_kb_are_refused_and_the_connection_survives(room, settings):
+    assert settings.WS_MAX_MESSAGE_BYTES == 16 * 1024
+    created = await room()
+    async with Client(created.room.code) as client:
+        base = '{"type": "ping", "pad": "'
+        exact = base + "x" * (16 * 1024 - len(base) - 2) + '"}'
+        assert len(exact.encode()) == 16 * 1024
+        await client.send_raw(text=exact)
+        assert await client.recv() == {"type": "pong"}  # exactly 16 KB is a fine ping
+        over = base + "x" * (16 * 1024 - len(base) - 1) + '"}'
+        [reply] = await client.exchange(text=over)  # one byte more: an error instead of the pong
+        assert reply["code"] == "too_large"
+        # Bytes, not characters: 6,000 three-byte characters are 18 KB.
+        [reply] = await client.exchange(text='{"type": "ping", "pad": "' + "€" * 6000 + '"}')
+        assert reply["code"] == "too_large"
+        [reply] = await client.exchange(data=b"\x00" * 100_000)
+        assert reply["code"] == "bad_message"
+        assert (await client.join("StillHere"))["type"] == "joined"
+
+
+async def test_joins_are_limited_per_client_ip(room, settings):
+    settings.RATELIMIT_JOINS_PER_IP = (3, 60)
+    created = await room()
+    code = created.room.code
+    clients = []
+    for name in ["A", "B", "C"]:
+        client, _ = await joined_client(code, name, ip="198.51.100.1")
+        clients.append(client)
+    fourth = await Client(code, ip="198.51.100.1").__aenter__()
+    reply = await fourth.join("D")
+    assert reply["code"] == "rate_limited" and "Wait a minute" in reply["message"]
+    other, _ = await joined_client(code, "E", ip="198.51.100.2")  # another network is not affected
+    for client in [*clients, fourth, other]:
+        await client.__aexit__()
+
+
+async def test_wrong_room_codes_are_limited_per_ip_and_then_even_a_right_code_says_nothing(room, settings):
+    settings.RATELIMIT_CODE_GUESSES_PER_IP = (3, 60)
+    created = await room()
+    for guess in ["AAAAAA", "AAAAAB", "AAAAAC"]:
+        async with Client(guess, ip="198.51.100.9") as client:
+            assert (await client.join("Guesser"))["code"] == "room_not_found"
+    async with Client(created.room.code, ip="198.51.100.9") as client:
+        # The fourth try is refused before the code is looked at, so it cannot tell a live room from a dead one.
+        assert (await client.join("Guesser"))["code"] == "rate_limited"
+    async with Client(created.room.code, ip="198.51.100.10") as client:
+        assert (await client.join("Honest"))["type"] == "joined"
+
+
+def test_code_guesses_over_http_are_limited_too(client, make_room, settings):
+    settings.RATELIMIT_CODE_GUESSES_PER_IP = (3, 60)
+    live = make_room().room.code
+    assert client.get(f"/play/{live}/").status_code == 200  # a right code does not count
+    assert client.get("/play/AAAAAA/").status_code == 404
+    assert client.get("/host/AAAAAB/").status_code == 404
+    assert client.get("/join/", {"code": "AAAAAC"}).status_code == 302
+    for url in [f"/play/{live}/", f"/host/{live}/", f"/host/{live}/results.csv"]:
+        response = client.get(url)
+        assert response.status_code == 429 and response["Retry-After"] == "60"
+    response = client.get("/join/", {"code": live}, follow=True)
+    assert "Too many tries" in response.content.decode()
+    assert client.get(f"/play/{live}/", REMOTE_ADDR="198.51.100.20").status_code == 200
+
+
+def test_x_forwarded_for_counts_only_when_trusted(client, make_room, settings):
+    settings.RATELIMIT_CODE_GUESSES_PER_IP = (2, 60)
+    settings.TRUST_X_FORWARDED_FOR = False
+    # Untrusted: a client cannot dodge the limit by inventing a new X-Forwarded-For per request.
+    for n in range(2):
+        client.get("/play/AAAAAA/", HTTP_X_FORWARDED_FOR=f"10.0.0.{n}")
+    assert client.get("/play/AAAAAA/", HTTP_X_FORWARDED_FOR="10.0.0.99").status_code == 429
+    # Trusted (behind our proxy): the address the proxy appended, the last one, is the client.
+    settings.TRUST_X_FORWARDED_FOR = True
+    for _ in range(2):
+        client.get("/play/AAAAAA/", HTTP_X_FORWARDED_FOR="6.6.6.6, 192.0.2.1")
+    assert client.get("/play/AAAAAA/", HTTP_X_FORWARDED_FOR="6.6.6.6, 192.0.2.1").status_code == 429
+    assert client.get("/play/AAAAAA/", HTTP_X_FORWARDED_FOR="192.0.2.1, 192.0.2.2").status_code == 404
+
+
+def test_client_ip_from_a_websocket_scope(settings):
+    scope = {"client": ["192.0.2.5", 1234], "headers": [(b"x-forwarded-for", b"1.1.1.1, 192.0.2.77")]}
+    settings.TRUST_X_FORWARDED_FOR = False
+    assert ratelimit.client_ip_from_scope(scope) == "192.0.2.5"
+    settings.TRUST_X_FORWARDED_FOR = True
+    assert ratelimit.client_ip_from_scope(scope) == "192.0.2.77"
+    assert ratelimit.client_ip_from_scope({"headers": [(b"x-forwarded-for", b"\n junk key \x00")]}) == "junkkey"
+    assert ratelimit.client_ip_from_scope({"client": None, "headers": []}) == "unknown"
+
+
+CACHE_BACKENDS = {
+    "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ratelimit-test"},
+    "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ.get("REDIS_URL", "")},
+}
+
+
+@pytest.mark.parametrize("backend", sorted(CACHE_BACKENDS))
+def test_concurrent_hits_never_overshoot_the_limit(settings, backend):
+    """add + incr are atomic: 60 threads at once against a limit of 20 let exactly 20 through."""
+    if backend == "redis" and not os.environ.get("REDIS_URL"):
+        pytest.skip("set REDIS_URL to run against Redis")
+    settings.CACHES = {"default": CACHE_BACKENDS[backend]}
+    settings.RATELIMIT_JOINS_PER_IP = (20, 60)
+    results = []
+    start = threading.Barrier(60)
+
+    def hit():
+        start.wait()
+        results.append(ratelimit.ip_hit(limit=ratelimit.JOINS, ip="192.0.2.200"))
+
+    threads = [threading.Thread(target=hit) for _ in range(60)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 20
+
+
+async def test_a_cache_outage_fails_open(room, settings, caplog):
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    created = await room()
+    async with Client(created.room.code) as client:
+        assert (await client.join("StillWelcome"))["type"] == "joined"
+    assert "rate limit cache unavailable" in caplog.text
