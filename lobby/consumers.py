@@ -15,6 +15,13 @@ from lobby.selectors import player_view, room_snapshot
 
 logger = logging.getLogger(__name__)
 
+
+def db(func):
+    """Run a service in the thread pool. Not thread-sensitive: the game's writes are safe to run side by side
+    (row locks and compare-and-set), and one shared thread per process would queue every player's answer."""
+    return database_sync_to_async(func, thread_sensitive=False)
+
+
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
@@ -89,9 +96,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message):
         if self.role is not None:
             return await self.send_error("not_now", "You are already in this game.")
-        joined = await database_sync_to_async(_player_join_limited)(
-            ip=self.client_ip, code=self.code, nickname=message.get("nickname")
-        )
+        joined = await db(_player_join_limited)(ip=self.client_ip, code=self.code, nickname=message.get("nickname"))
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk)
         await self.send_json(
             {
@@ -103,7 +108,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await self._send_snapshot()
 
     async def on_resume(self, message):
-        player = await database_sync_to_async(services.player_resume)(token=message.get("token"), code=self.code)
+        player = await db(services.player_resume)(token=message.get("token"), code=self.code)
         await self._enter(room_id=player.room_id, role="player", player_id=player.pk)
         await self.send_json(
             {"type": "joined", "token": message["token"], "player": {"id": player.pk, "nickname": player.nickname}}
@@ -111,14 +116,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await self._send_snapshot()
 
     async def on_host(self, message):
-        room = await database_sync_to_async(services.host_resume)(token=message.get("token"), code=self.code)
+        room = await db(services.host_resume)(token=message.get("token"), code=self.code)
         await self._enter(room_id=room.pk, role="host", player_id=None)
         await self.send_json({"type": "hosting", "code": room.code})
         await self._send_snapshot()
 
     async def on_answer(self, message):
         self._require("player")
-        ack = await database_sync_to_async(services.answer_submit)(
+        ack = await db(services.answer_submit)(
             player_id=self.player_id, question_index=message.get("question"), option=message.get("option")
         )
         self.answered[ack.question_index] = ack.option
@@ -126,7 +131,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_report(self, message):
         self._require("player")
-        await database_sync_to_async(services.report_create)(
+        await db(services.report_create)(
             player_id=self.player_id, question_index=message.get("question"), text=message.get("text")
         )
         await self.send_json({"type": "reported", "question": message.get("question")})
@@ -145,11 +150,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         player_id = message.get("player")
         if not isinstance(player_id, int) or isinstance(player_id, bool):
             return await self.send_error("bad_message", "Say which player to remove.")
-        await database_sync_to_async(services.player_remove)(room_id=self.room_id, player_id=player_id)
+        await db(services.player_remove)(room_id=self.room_id, player_id=player_id)
 
     async def on_lock(self, message):
         self._require("host")
-        await database_sync_to_async(services.room_set_locked)(room_id=self.room_id, locked=bool(message.get("locked")))
+        await db(services.room_set_locked)(room_id=self.room_id, locked=bool(message.get("locked")))
 
     async def on_ping(self, message):
         await self.send_json({"type": "pong"})
@@ -158,7 +163,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         expected_phase = message.get("phase") if isinstance(message.get("phase"), str) else None
         expected_index = message.get("index") if isinstance(message.get("index"), int) else None
-        await database_sync_to_async(services.game_act)(
+        await db(services.game_act)(
             room_id=self.room_id,
             action=HOST_ACTIONS[message["type"]],
             expected_phase=expected_phase,
@@ -174,14 +179,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
         self.room_id, self.role, self.player_id = room_id, role, player_id
         if player_id is not None:
-            view = await database_sync_to_async(player_view)(player_id=player_id)
+            view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:
                 self.answered[view["answered_index"]] = view["option"]
 
     # -- frames out ---------------------------------------------------------------------------------------
 
     async def _send_snapshot(self):
-        snapshot = await database_sync_to_async(room_snapshot)(room_id=self.room_id)
+        snapshot = await db(room_snapshot)(room_id=self.room_id)
         await self.room_state({"state": snapshot})
 
     async def room_state(self, event):
@@ -197,6 +202,16 @@ class RoomConsumer(AsyncWebsocketConsumer):
             index = state["question_index"]
             state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index)}
         await self.send_json(state)
+
+    async def room_answers(self, event):
+        if self.role == "host":
+            await self.send_json(
+                {
+                    "type": "answers",
+                    "question_index": event["question_index"],
+                    "answered_count": event["answered_count"],
+                }
+            )
 
     async def send_json(self, content):
         await self.send(text_data=json.dumps(content))

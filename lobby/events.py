@@ -10,6 +10,7 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 ROOM_STATE = "room.state"
+ROOM_ANSWERS = "room.answers"
 
 
 def room_group(code: str) -> str:
@@ -21,15 +22,22 @@ def room_changed(*, room_id: int) -> None:
     transaction.on_commit(lambda: room_broadcast(room_id=room_id))
 
 
+def answers_changed(*, room_code: str, question_index: int, answered_count: int) -> None:
+    event = {"type": ROOM_ANSWERS, "question_index": question_index, "answered_count": answered_count}
+    transaction.on_commit(lambda: _send(room_code, event))
+
+
+def _send(room_code: str, event: dict) -> None:
+    try:
+        async_to_sync(get_channel_layer().group_send)(room_group(room_code), event)
+    except Exception:
+        logger.exception("event for room %s failed", room_code)
+
+
 def room_broadcast(*, room_id: int) -> None:
     from lobby.selectors import room_snapshot
 
     snapshot = room_snapshot(room_id=room_id)
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
-    try:
-        async_to_sync(get_channel_layer().group_send)(
-            room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot}
-        )
-    except Exception:
-        # The database already holds the change; clients catch up from the snapshot on the next event.
-        logger.exception("broadcast for room %s failed", snapshot["code"])
+    # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
+    _send(snapshot["code"], {"type": ROOM_STATE, "state": snapshot})

@@ -31,7 +31,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
 from lobby.tokens import host_token, player_token, read_host_token, read_player_token
 from quiz.models import Round
-from quiz.selectors import round_question_list
+from quiz.selectors import round_question_at, round_question_list
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +262,7 @@ def answer_submit(*, player_id: int, question_index: object, option: object) -> 
             raise AnswerRefused("That question is not open.")
         if now > room.deadline:
             raise TooLate()
-        question = round_question_list(round_id=room.round_id)[question_index]
+        question = round_question_at(round_id=room.round_id, position=question_index)
         if not 0 <= option < len(question.options):
             raise AnswerRefused("Choose one of the options.")
         elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
@@ -278,7 +278,9 @@ def answer_submit(*, player_id: int, question_index: object, option: object) -> 
                 )
         except IntegrityError:
             raise AlreadyAnswered() from None
-        _bump(room.pk)
+        # Only the count changed: a small event for the host's screen, not a snapshot to every player.
+        answered = Answer.objects.filter(room=room, question_index=question_index, player__removed=False).count()
+        events.answers_changed(room_code=room.code, question_index=question_index, answered_count=answered)
     closed = _close_if_everyone_answered(room_id=room.pk)
     return AnswerAck(question_index=question_index, option=option, closed=closed)
 

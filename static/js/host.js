@@ -11,6 +11,7 @@ const socket = new RoomSocket(code, {
   onStatus: (text) => ($("conn-status").textContent = text),
   onMessage: (message) => {
     if (message.type === "state") render(message);
+    else if (message.type === "answers") updateAnswered(message);
     else if (message.type === "error") showError(message.message);
   },
 });
@@ -45,6 +46,12 @@ function render(next) {
     $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
   }
   if (state.phase === "finished") renderFinished();
+}
+
+function updateAnswered(message) {
+  if (!state || state.phase !== "question" || state.question_index !== message.question_index) return;
+  state.answered_count = Math.max(state.answered_count, message.answered_count);
+  $("answered-count").textContent = String(state.answered_count);
 }
 
 function renderLobby() {

@@ -155,8 +155,9 @@ async def test_answer_double_answer_and_late_answer(room):
         assert ack == {"type": "answered", "question": 0, "option": 1}
         await ann.send(type="answer", question=0, option=2)
         assert (await ann.error())["code"] == "already_answered"
-        counted = await host.until(lambda m: m["type"] == "state" and m.get("answered_count") == 1)
-        assert counted["phase"] == "question"
+        counted = await host.until(lambda m: m["type"] == "answers")
+        assert counted == {"type": "answers", "question_index": 0, "answered_count": 1}
+        assert not [m for m in ann.backlog + ben.backlog if m["type"] == "answers"]  # only the host needs it
         await database_sync_to_async(
             lambda: Room.objects.filter(pk=created.room.pk).update(deadline=timezone.now() + timedelta(seconds=0.3))
         )()

@@ -1,0 +1,309 @@
+"""Load: N rooms x 20 players on the production setup (uvicorn processes + PostgreSQL + Redis layer).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
+        .venv/bin/python bench/ws_load.py --rooms 10,25,50 [--layer pubsub|core] [--workers 2] [--no-baseline]
+
+For each N it prints: connect rate, question fan-out latency p50/p95/p99 (server send time to client
+receive), answer-to-acknowledgement latency, messages per second, server RSS per connection, dropped
+sends (a player who never saw a question), and the same fan-out against a bare Channels relay
+(bench/baseline_app.py) as a ratio. Goal: p95 <= 150 ms, p99 <= 300 ms, ratio <= 2x.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")
+os.environ["LOG_LEVEL"] = "WARNING"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+
+from lobby.services import room_create  # noqa: E402
+from quiz.models import CheckStatus, Provenance  # noqa: E402
+from quiz.services import question_create, round_create  # noqa: E402
+from quiz.validation import QuestionData  # noqa: E402
+from tests.support.servers import free_port, server_env  # noqa: E402
+
+PLAYERS_PER_ROOM = 20
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def rss_kb(pid: int) -> int:
+    total = 0
+    pids = [pid] + [
+        int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    ]
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    popen = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+         "--log-level", "warning", "--ws-max-queue", "64"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
+    )  # fmt: skip
+    for _ in range(300):
+        try:
+            import socket
+
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            time.sleep(1.0 if workers > 1 else 0.2)  # let every worker come up
+            return popen, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def make_rooms(n: int, questions: int) -> list:
+    data = [
+        QuestionData(text=f"Bench question {i}?", options=("one", "two", "three", "four"), correct_index=i % 4)
+        for i in range(questions)
+    ]
+    rooms = []
+    for _ in range(n):
+        created = [question_create(data=d, provenance=Provenance.HOST) for d in data]
+        round_ = round_create(title="bench", questions=created, provenance=Provenance.HOST,
+                              check_status=CheckStatus.UNCHECKED)  # fmt: skip
+        rooms.append(room_create(round_id=round_.pk, timer_seconds=20))
+    return rooms
+
+
+class Stats:
+    def __init__(self):
+        self.fanout: list[float] = []
+        self.ack: list[float] = []
+        self.messages = 0
+        self.dropped = 0
+        self.connect_failures: list[str] = []
+
+
+async def quizgate_player(port, code, nickname, stats: Stats, questions: int, joined: asyncio.Event, ready):
+    url, origin = f"ws://127.0.0.1:{port}/ws/room/{code}/", f"http://127.0.0.1:{port}"
+    try:
+        ws = await connect(url, origin=origin, open_timeout=30, max_queue=None)
+        await ws.send(json.dumps({"type": "join", "nickname": nickname}))
+        while (reply := json.loads(await ws.recv()))["type"] != "joined":
+            if reply["type"] == "error":
+                raise RuntimeError(reply["code"])
+    except Exception as error:  # noqa: BLE001 - a bench counts failures, it does not stop at them
+        stats.connect_failures.append(f"{type(error).__name__}:{error}"[:60])
+        ready()
+        return
+    ready()
+    await joined.wait()
+    seen: set[int] = set()
+    answered_at: dict[int, float] = {}
+    try:
+        async with asyncio.timeout(questions * 30 + 60):
+            async for raw in ws:
+                now = time.time()
+                stats.messages += 1
+                message = json.loads(raw)
+                if message["type"] == "answered":
+                    stats.ack.append((now - answered_at[message["question"]]) * 1000)
+                elif message["type"] == "state":
+                    index = message["question_index"]
+                    if message["phase"] == "question" and index not in seen:
+                        seen.add(index)
+                        if "sent_at" in message:
+                            stats.fanout.append((now - message["sent_at"]) * 1000)
+                        await asyncio.sleep(random.uniform(0.2, 1.5))
+                        answered_at[index] = time.time()
+                        await ws.send(json.dumps({"type": "answer", "question": index, "option": random.randrange(4)}))
+                    elif message["phase"] == "finished":
+                        break
+    except TimeoutError:
+        pass
+    stats.dropped += questions - len(seen)
+    await ws.close()
+
+
+async def quizgate_host(port, code, token, questions, joined: asyncio.Event):
+    ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", origin=f"http://127.0.0.1:{port}", max_queue=None)
+    await ws.send(json.dumps({"type": "host", "token": token}))
+    await joined.wait()
+    await asyncio.sleep(random.uniform(0, 2))  # rooms are not in lockstep
+
+    async def wait_phase(phase, index):
+        while True:
+            m = json.loads(await ws.recv())
+            if m.get("type") == "state" and m["phase"] == phase and m["question_index"] == index:
+                return
+
+    await ws.send(json.dumps({"type": "start"}))
+    for index in range(questions):
+        await wait_phase("reveal", index)
+        await asyncio.sleep(2)
+        await ws.send(json.dumps({"type": "next", "phase": "reveal", "index": index}))
+        await wait_phase("leaderboard", index)
+        await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
+    await ws.close()
+
+
+async def run_quizgate(port, server_pid, rooms, questions) -> dict:
+    stats = Stats()
+    joined = asyncio.Event()
+    total = len(rooms) * PLAYERS_PER_ROOM
+    done = 0
+    connected = asyncio.Event()
+
+    def ready():
+        nonlocal done
+        done += 1
+        if done == total:
+            connected.set()
+
+    rss_before = rss_kb(server_pid)
+    started = time.monotonic()
+    tasks = [
+        asyncio.create_task(quizgate_player(port, r.room.code, f"p{i}", stats, questions, joined, ready))
+        for r in rooms for i in range(PLAYERS_PER_ROOM)
+    ]  # fmt: skip
+    await connected.wait()
+    connect_seconds = time.monotonic() - started
+    rss_after = rss_kb(server_pid)
+    hosts = [asyncio.create_task(quizgate_host(port, r.room.code, r.host_token, questions, joined)) for r in rooms]
+    await asyncio.sleep(0.5)
+    play_started = time.monotonic()
+    joined.set()
+    await asyncio.gather(*tasks, *hosts, return_exceptions=True)
+    play_seconds = time.monotonic() - play_started
+    connected_n = total - len(stats.connect_failures)
+    return {
+        "players": total,
+        "connected": connected_n,
+        "connect_rate": connected_n / connect_seconds,
+        "fanout": stats.fanout,
+        "ack": stats.ack,
+        "msgs_per_s": stats.messages / play_seconds,
+        "rss_per_conn_kb": (rss_after - rss_before) / max(connected_n, 1),
+        "dropped": stats.dropped,
+        "failures": sorted(set(stats.connect_failures)),
+    }
+
+
+async def run_baseline(port, n_rooms, questions) -> list[float]:
+    fanout: list[float] = []
+    codes = [f"B{r}" for r in range(n_rooms)]
+
+    async def player(code, ready):
+        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", open_timeout=30, max_queue=None)
+        ready.set()
+        seen = 0
+        try:
+            async with asyncio.timeout(questions * 4 + 20):
+                async for raw in ws:
+                    fanout.append((time.time() - json.loads(raw)["sent_at"]) * 1000)
+                    seen += 1
+                    if seen == questions:
+                        break
+        except TimeoutError:
+            pass
+        await ws.close()
+
+    async def host(code, start):
+        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", max_queue=None)
+        await start.wait()
+        await asyncio.sleep(random.uniform(0, 2))
+        for _ in range(questions):
+            await ws.send(json.dumps({"type": "broadcast", "payload": {"phase": "question"}}))
+            await asyncio.sleep(2)
+        await ws.close()
+
+    start = asyncio.Event()
+    readies = []
+    tasks = []
+    for code in codes:
+        for _ in range(PLAYERS_PER_ROOM):
+            ready = asyncio.Event()
+            readies.append(ready)
+            tasks.append(asyncio.create_task(player(code, ready)))
+    await asyncio.gather(*(r.wait() for r in readies))
+    hosts = [asyncio.create_task(host(code, start)) for code in codes]
+    await asyncio.sleep(0.5)
+    start.set()
+    await asyncio.gather(*tasks, *hosts, return_exceptions=True)
+    return fanout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rooms", default="10,25,50")
+    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--layer", default=os.environ.get("CHANNEL_LAYER", "pubsub"))
+    parser.add_argument("--no-baseline", action="store_true")
+    args = parser.parse_args()
+    if not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
+        sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures the production setup")
+    db_name = django.conf.settings.DATABASES["default"]["NAME"]
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db_name], capture_output=True)
+    call_command("migrate", verbosity=0)
+    # Every simulated player comes from 127.0.0.1: lift the per-IP join limit meant for real clients.
+    env = server_env(CHANNEL_LAYER=args.layer, GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
+    print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
+    for n in [int(x) for x in args.rooms.split(",")]:
+        subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
+        rooms = make_rooms(n, args.questions)
+        django.db.connections.close_all()
+        server, port = start_server("config.asgi:application", args.workers, env)
+        try:
+            result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
+        finally:
+            server.terminate()
+            server.wait(10)
+        base_p95 = float("nan")
+        if not args.no_baseline:
+            base_env = {**env, "PYTHONPATH": str(REPO / "bench")}
+            server, port = start_server("baseline_app:application", args.workers, base_env)
+            try:
+                base = asyncio.run(run_baseline(port, n, args.questions))
+            finally:
+                server.terminate()
+                server.wait(10)
+            base_p95 = pct(base, 95)
+        f, a = result["fanout"], result["ack"]
+        p95 = pct(f, 95)
+        print(
+            f"N={n:3d} rooms ({result['players']} players): connected {result['connected']}/{result['players']} "
+            f"at {result['connect_rate']:.0f}/s {' '.join(result['failures'])}\n"
+            f"   fan-out ms p50 {pct(f, 50):.0f} p95 {p95:.0f} p99 {pct(f, 99):.0f} (n={len(f)}); "
+            f"bound p95 150 -> ratio {p95 / 150:.2f}; p99 bound 300 -> ratio {pct(f, 99) / 300:.2f}\n"
+            f"   answer ack ms p50 {pct(a, 50):.0f} p95 {pct(a, 95):.0f} p99 {pct(a, 99):.0f}; "
+            f"{result['msgs_per_s']:.0f} msgs/s; RSS/conn {result['rss_per_conn_kb']:.0f} KiB; "
+            f"dropped {result['dropped']}\n"
+            f"   baseline (bare Channels relay) fan-out p95 {base_p95:.0f} ms -> "
+            f"Quizgate/baseline {p95 / base_p95:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
