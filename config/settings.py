@@ -162,6 +162,10 @@ ROOM_MIN_TIMER = 10
 ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
+# A database outage pauses the game: messages are retried this long, and open questions get at least
+# DB_OUTAGE_RESUME_SECONDS once it is back.
+DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
+DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
 # Abuse limits (lobby/ratelimit.py): per connection, and per IP across processes (in the cache).
 WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
 WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
@@ -199,6 +203,11 @@ VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
 VERIFIER_UNSUPPORTED_DETAIL_MAX = env.float("VERIFIER_UNSUPPORTED_DETAIL_MAX", default=0.15)
 VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.10)
+
+# Review: the crowd signal ("the crowd disagrees") and the sweep's trust floor.
+CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)
+CROWD_MAJORITY = env.float("CROWD_MAJORITY", default=0.6)
+VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)
 
 LOGGING = {
     "version": 1,

@@ -6,8 +6,9 @@ import logging
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
-from lobby.services import close_due_questions
+from lobby.services import close_due_questions, resume_after_outage
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +34,23 @@ def clock_release() -> None:
 
 
 async def _run() -> None:
-    tick = database_sync_to_async(close_due_questions)
+    tick = database_sync_to_async(close_due_questions, thread_sensitive=False)
+    resume = database_sync_to_async(resume_after_outage, thread_sensitive=False)
+    outage = False
     while True:
         try:
+            if outage:
+                extended = await resume()
+                logger.warning("database reachable again; %d open question(s) given more time", extended)
+                outage = False
             await tick()
         except asyncio.CancelledError:
             raise
+        except (OperationalError, InterfaceError):
+            if not outage:
+                logger.warning("database unreachable: the game clock is paused")
+            outage = True
         except Exception:
-            # A database hiccup must not stop the clock: the next tick tries again.
+            # Nothing must stop the clock: the next tick tries again.
             logger.exception("game clock tick failed")
         await asyncio.sleep(settings.GAME_CLOCK_INTERVAL)

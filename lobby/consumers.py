@@ -1,17 +1,21 @@
 """The room's WebSocket: parse a frame, call one service, answer with a frame. Rules live in services."""
 
+import asyncio
 import json
 import logging
+import time
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.utils import timezone
 
 from lobby import events, ratelimit, services
 from lobby.clock import clock_acquire, clock_release
 from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.machine import Action
-from lobby.selectors import player_view, room_snapshot
+from lobby.selectors import player_view, room_seq, room_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +26,7 @@ def db(func):
     return database_sync_to_async(func, thread_sensitive=False)
 
 
+DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
@@ -86,12 +91,31 @@ class RoomConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
             return await self.send_error("unknown_type", "Unknown message type.")
-        try:
-            await handler(message)
-        except GameError as error:
-            await self.send_error(error.code, str(error))
-            if isinstance(error, PlayerRemoved):
-                await self.close()
+        self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
+        paused = False
+        give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
+        while True:
+            try:
+                await handler(message)
+            except GameError as error:
+                await self.send_error(error.code, str(error))
+                if isinstance(error, PlayerRemoved):
+                    await self.close()
+            except (OperationalError, InterfaceError):
+                # The database is unreachable: the game pauses, and this message is retried until it is back.
+                if time.monotonic() > give_up:
+                    logger.warning(
+                        "database still unreachable; a %s message to %s was not applied", message["type"], self.code
+                    )
+                    return await self.send_error("unavailable", "The game's server is having trouble. Try again.")
+                if not paused:
+                    paused = True
+                    await self.send_error("paused", "The game is paused: the server lost its database. Hold on…")
+                await asyncio.sleep(DB_RETRY_INTERVAL)
+                continue
+            if paused:
+                await self.send_json({"type": "resumed"})
+            return
 
     async def on_join(self, message):
         if self.role is not None:
@@ -124,7 +148,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_answer(self, message):
         self._require("player")
         ack = await db(services.answer_submit)(
-            player_id=self.player_id, question_index=message.get("question"), option=message.get("option")
+            player_id=self.player_id,
+            question_index=message.get("question"),
+            option=message.get("option"),
+            received_at=self.received_at,
         )
         self.answered[ack.question_index] = ack.option
         await self.send_json({"type": "answered", "question": ack.question_index, "option": ack.option})
@@ -155,6 +182,15 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_lock(self, message):
         self._require("host")
         await db(services.room_set_locked)(room_id=self.room_id, locked=bool(message.get("locked")))
+
+    async def on_sync(self, message):
+        """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;
+        it gets a fresh snapshot only if the room has moved on since the one it holds."""
+        if self.room_id is None:
+            return await self.send_error("not_now", "Join the game first.")
+        seq = await db(room_seq)(room_id=self.room_id)
+        if not isinstance(message.get("seq"), int) or message["seq"] < seq:
+            await self._send_snapshot()
 
     async def on_ping(self, message):
         await self.send_json({"type": "pong"})

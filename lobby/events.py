@@ -11,6 +11,7 @@ logger = logging.getLogger(__name__)
 
 ROOM_STATE = "room.state"
 ROOM_ANSWERS = "room.answers"
+SEND_ATTEMPTS = 3
 
 
 def room_group(code: str) -> str:
@@ -28,10 +29,17 @@ def answers_changed(*, room_code: str, question_index: int, answered_count: int)
 
 
 def _send(room_code: str, event: dict) -> None:
-    try:
-        async_to_sync(get_channel_layer().group_send)(room_group(room_code), event)
-    except Exception:
-        logger.exception("event for room %s failed", room_code)
+    # A restarted Redis leaves a dead connection in the pool: the first send fails, a second one reconnects.
+    for attempt in range(SEND_ATTEMPTS):
+        try:
+            async_to_sync(get_channel_layer().group_send)(room_group(room_code), event)
+            return
+        except Exception:
+            if attempt + 1 == SEND_ATTEMPTS:
+                # Clients still catch up: the next event or their periodic sync brings a fresh snapshot.
+                logger.exception("event for room %s failed", room_code)
+            else:
+                time.sleep(0.2 * (attempt + 1))
 
 
 def room_broadcast(*, room_id: int) -> None:

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -76,3 +77,24 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"Report by {self.player} on {self.question}"
+
+
+class VoidedQuestion(models.Model):
+    """A question taken out of one room's scores after review. Its answers stay as a record."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="voided_questions")
+    question_index = models.PositiveSmallIntegerField()
+    question = models.ForeignKey("quiz.Question", on_delete=models.PROTECT, related_name="+")
+    # player id -> the points that answer had before it was voided.
+    removed_points = models.JSONField(default=dict, blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["room", "question_index"]
+        constraints = [models.UniqueConstraint(fields=["room", "question_index"], name="void_once_per_room_question")]
+
+    def __str__(self) -> str:
+        return f"{self.room} Q{self.question_index + 1} voided"

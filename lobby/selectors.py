@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from lobby import machine
 from lobby.machine import Phase
-from lobby.models import Answer, Player, Room
+from lobby.models import Answer, Player, Room, VoidedQuestion
 from quiz.models import CheckStatus
 from quiz.selectors import round_question_list
 
@@ -31,6 +31,8 @@ def room_snapshot(*, room_id: int) -> dict:
         "timer_seconds": room.timer_seconds,
         "locked": room.locked,
         "players": [{"id": p.pk, "nickname": p.nickname, "score": p.score, "rank": ranks[p.pk]} for p in players],
+        # Questions taken out of the scores after review (their points no longer count).
+        "voided": sorted(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True)),
     }
     if room.phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_list(round_id=room.round_id)[room.question_index]
@@ -52,6 +54,10 @@ def room_snapshot(*, room_id: int) -> dict:
                 },
             }
     return snapshot
+
+
+def room_seq(*, room_id: int) -> int:
+    return Room.objects.values_list("seq", flat=True).get(pk=room_id)
 
 
 def player_view(*, player_id: int) -> dict:

@@ -4,14 +4,14 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from lobby import events, machine
+from lobby import events, machine, review
 from lobby.exceptions import (
     AlreadyAnswered,
     AlreadyReported,
@@ -206,6 +206,8 @@ def question_close(*, room_id: int, question_index: int) -> bool:
             return False
         _score_question(room, question_index)
         events.room_changed(room_id=room.pk)
+        # After the broadcast's on-commit hook, so the crowd check never delays the reveal.
+        review.after_question_closed(room_id=room.pk, question_index=question_index)
     return True
 
 
@@ -226,6 +228,18 @@ def _score_question(room: Room, question_index: int) -> None:
         player.save(update_fields=["score", "streak"])
 
 
+def resume_after_outage() -> int:
+    """After the database was unreachable, give every open question at least a few seconds more, so answers
+    held back by the outage land before the clock closes it. Idempotent: every process's clock may call it."""
+    floor = timezone.now() + timedelta(seconds=settings.DB_OUTAGE_RESUME_SECONDS)
+    room_ids = list(Room.objects.filter(phase=Phase.QUESTION, deadline__lt=floor).values_list("pk", flat=True))
+    with transaction.atomic():
+        Room.objects.filter(pk__in=room_ids, deadline__lt=floor).update(deadline=floor, seq=F("seq") + 1)
+        for room_id in room_ids:
+            events.room_changed(room_id=room_id)
+    return len(room_ids)
+
+
 def close_due_questions() -> int:
     """The server's clock: close every question past its deadline. Called by every process's ticker."""
     closed = 0
@@ -243,12 +257,16 @@ class AnswerAck:
     closed: bool  # this answer was the last one and closed the question
 
 
-def answer_submit(*, player_id: int, question_index: object, option: object) -> AnswerAck:
+def answer_submit(
+    *, player_id: int, question_index: object, option: object, received_at: datetime | None = None
+) -> AnswerAck:
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise AnswerRefused("The answer must name the question it is for.")
     if not isinstance(option, int) or isinstance(option, bool):
         raise AnswerRefused("Choose one of the options.")
-    now = timezone.now()
+    # The deadline is judged at the time the server received the answer (a retry after a database outage
+    # keeps it), never at a time the client claims.
+    now = received_at or timezone.now()
     with transaction.atomic():
         player = Player.objects.get(pk=player_id)
         if player.removed:
@@ -320,6 +338,8 @@ def report_create(*, player_id: int, question_index: object, text: object) -> Re
     question = round_question_list(round_id=room.round_id)[question_index]
     try:
         with transaction.atomic():
-            return Report.objects.create(room=room, player=player, question=question, text=text)
+            report = Report.objects.create(room=room, player=player, question=question, text=text)
+            review.report_flag(report=report)
+            return report
     except IntegrityError:
         raise AlreadyReported() from None

@@ -1,6 +1,594 @@
-from django.contrib import admin
+"""The reviewer's home: the review queue, the verdicts, the thresholds and the sweep.
 
-from verifier.models import Threshold, Verdict
+The game's half of the queue (how players answered, voiding for a room) is added by lobby/admin.py, which
+subclasses `ReviewItemAdmin`: the verifier never imports the lobby.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from quiz.exceptions import InvalidQuestion
+from quiz.models import Question
+from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_OPTIONS, MAX_SOURCE, MAX_TEXT, OPTION_LETTERS
+from verifier import conf
+from verifier.chart import sweep_chart
+from verifier.models import (
+    Flag,
+    FlagKind,
+    Review,
+    ReviewItem,
+    ReviewLabel,
+    Threshold,
+    Verdict,
+    VerdictOutcome,
+)
+from verifier.selectors import labelled_scores, question_flags, review_queue
+from verifier.services import question_fix, reviews_label, threshold_set
+from verifier.sweep import sweep
+
+NONE = "—"
+
+
+def _rate(value: float | None) -> str:
+    return NONE if value is None else f"{value * 100:.0f}%"
+
+
+# -- filters ------------------------------------------------------------------------------------------------------
+
+
+class OutcomeFilter(admin.SimpleListFilter):
+    title = "gate outcome"
+    parameter_name = "outcome"
+
+    def lookups(self, request, model_admin):
+        return VerdictOutcome.choices
+
+    def queryset(self, request, queryset):
+        if self.value() in VerdictOutcome.values:
+            return queryset.filter(pk__in=Verdict.objects.filter(outcome=self.value()).values("question_id"))
+        return queryset
+
+
+class CheckerFilter(admin.SimpleListFilter):
+    title = "backend + model id"
+    parameter_name = "checker"
+
+    def lookups(self, request, model_admin):
+        pairs = Verdict.objects.order_by("backend", "model_id").values_list("backend", "model_id").distinct()
+        return [(f"{backend}|{model_id}", f"{backend} {model_id}".strip()) for backend, model_id in pairs]
+
+    def queryset(self, request, queryset):
+        if not self.value() or "|" not in self.value():
+            return queryset
+        backend, model_id = self.value().split("|", 1)
+        verdicts = Verdict.objects.filter(backend=backend, model_id=model_id)
+        return queryset.filter(pk__in=verdicts.values("question_id"))
+
+
+class YesNoFilter(admin.SimpleListFilter):
+    field = ""
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Yes"), ("no", "No")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(**{self.field: self.value() == "yes"})
+        return queryset
+
+
+class ReportedFilter(YesNoFilter):
+    title = "reported by a player"
+    parameter_name = "reported"
+    field = "is_reported"
+
+
+class CrowdFilter(YesNoFilter):
+    title = "the crowd disagrees"
+    parameter_name = "crowd"
+    field = "is_crowd_flagged"
+
+
+class LabelFilter(admin.SimpleListFilter):
+    title = "label"
+    parameter_name = "label"
+
+    def lookups(self, request, model_admin):
+        return [("none", "Not labelled"), ("any", "Labelled"), *ReviewLabel.choices]
+
+    def queryset(self, request, queryset):
+        if self.value() == "none":
+            return queryset.filter(label__isnull=True)
+        if self.value() == "any":
+            return queryset.filter(label__isnull=False)
+        if self.value() in ReviewLabel.values:
+            return queryset.filter(label=self.value())
+        return queryset
+
+
+class FlagRoomFilter(admin.SimpleListFilter):
+    """Rooms a question was flagged in (the lobby's admin widens this to every room that played it)."""
+
+    title = "room"
+    parameter_name = "room"
+
+    def lookups(self, request, model_admin):
+        codes = Flag.objects.exclude(room_code="").order_by("room_code").values_list("room_code", flat=True)
+        return [(code, code) for code in codes.distinct()[:50]]
+
+    def room_q(self, code: str) -> Q:
+        return Q(pk__in=Flag.objects.filter(room_code=code).values("question_id"))
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(self.room_q(self.value()))
+        return queryset
+
+
+# -- forms --------------------------------------------------------------------------------------------------------
+
+
+class LabelForm(forms.Form):
+    note = forms.CharField(
+        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), label="Note (optional)"
+    )
+
+
+class FixForm(forms.Form):
+    text = forms.CharField(max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 2, "cols": 80}), label="Question")
+    correct = forms.ChoiceField(label="Correct option", choices=[(letter, letter) for letter in OPTION_LETTERS])
+    explanation = forms.CharField(
+        max_length=MAX_EXPLANATION, required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80})
+    )
+    source = forms.CharField(max_length=MAX_SOURCE, required=False)
+    note = forms.CharField(max_length=500, required=False, label="Note (why it was wrong)")
+    use_in_rounds = forms.BooleanField(required=False, initial=True, label="Use the fixed version in its rounds")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for number, letter in enumerate(OPTION_LETTERS[:MAX_OPTIONS], start=1):
+            self.fields[f"option_{number}"] = forms.CharField(
+                max_length=MAX_OPTION, required=False, label=f"Option {letter}"
+            )
+        order = ["text", *[f"option_{n}" for n in range(1, MAX_OPTIONS + 1)], "correct", "explanation", "source"]
+        self.order_fields([*order, "note", "use_in_rounds"])
+
+    @classmethod
+    def initial_for(cls, question: Question) -> dict:
+        initial = {
+            "text": question.text,
+            "correct": OPTION_LETTERS[question.correct_index],
+            "explanation": question.explanation,
+            "source": question.source,
+            "use_in_rounds": True,
+        }
+        for number, option in enumerate(question.options, start=1):
+            initial[f"option_{number}"] = option
+        return initial
+
+    def raw_question(self) -> dict:
+        """The question as `clean_question` reads it; blank option slots are left out."""
+        data = self.cleaned_data
+        slots = [(OPTION_LETTERS[n - 1], data.get(f"option_{n}", "").strip()) for n in range(1, MAX_OPTIONS + 1)]
+        filled = [(letter, text) for letter, text in slots if text]
+        marked = [index for index, (letter, _) in enumerate(filled) if letter == data["correct"]]
+        if not marked:
+            raise InvalidQuestion(f"option {data['correct']}, marked correct, is empty")
+        return {
+            "text": data["text"],
+            "options": [text for _, text in filled],
+            "correct_index": marked[0],
+            "explanation": data.get("explanation", ""),
+            "source": data.get("source", ""),
+        }
+
+
+# -- the review queue ---------------------------------------------------------------------------------------------
+
+
+@admin.action(description="Label correct (with an optional note)", permissions=["review"])
+def label_correct(modeladmin: "ReviewItemAdmin", request: HttpRequest, queryset):
+    return modeladmin.label_action(request, queryset, ReviewLabel.CORRECT)
+
+
+@admin.action(description="Label defective (with an optional note)", permissions=["review"])
+def label_defective(modeladmin: "ReviewItemAdmin", request: HttpRequest, queryset):
+    return modeladmin.label_action(request, queryset, ReviewLabel.DEFECTIVE)
+
+
+@admin.register(ReviewItem)
+class ReviewItemAdmin(admin.ModelAdmin):
+    list_display = ["id", "short_text", "outcome", "score", "checker", "signals", "label", "queued_at"]
+    list_display_links = ["id", "short_text"]
+    list_filter = [
+        OutcomeFilter,
+        CheckerFilter,
+        ReportedFilter,
+        CrowdFilter,
+        LabelFilter,
+        FlagRoomFilter,
+        ("created_at", admin.DateFieldListFilter),
+    ]
+    search_fields = ["text", "options", "explanation"]
+    date_hierarchy = "created_at"
+    actions = [label_correct, label_defective]
+    list_per_page = 50
+    evidence = [
+        "question_block",
+        "provenance_block",
+        "verdicts_block",
+        "reports_block",
+        "crowd_block",
+        "answers_block",
+        "reviews_block",
+    ]
+    fields = evidence
+    readonly_fields = evidence
+
+    def get_queryset(self, request):
+        return review_queue()
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    # Reviewing is labelling: the question row itself is never edited here (a fix makes a new question).
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_review_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_staff and request.user.has_perm("verifier.add_review")
+
+    # -- list columns ---------------------------------------------------------------------------------------------
+
+    @admin.display(description="question")
+    def short_text(self, obj) -> str:
+        return obj.text if len(obj.text) <= 90 else obj.text[:89] + "…"
+
+    @admin.display(description="outcome", ordering="latest_outcome")
+    def outcome(self, obj) -> str:
+        return obj.latest_outcome or NONE
+
+    @admin.display(description="score / threshold", ordering="latest_score")
+    def score(self, obj) -> str:
+        if obj.latest_score is None:
+            return NONE
+        return f"{obj.latest_score:.2f} / {obj.latest_threshold:.2f}"
+
+    @admin.display(description="checked by")
+    def checker(self, obj) -> str:
+        return f"{obj.latest_backend or ''} {obj.latest_model_id or ''}".strip() or NONE
+
+    @admin.display(description="signals")
+    def signals(self, obj) -> str:
+        found = [name for name, on in [("reported", obj.is_reported), ("crowd disagrees", obj.is_crowd_flagged)] if on]
+        return ", ".join(found) or NONE
+
+    @admin.display(description="label", ordering="label")
+    def label(self, obj) -> str:
+        return obj.label or "not labelled"
+
+    @admin.display(description="queued", ordering="queued_at")
+    def queued_at(self, obj):
+        return obj.queued_at
+
+    # -- the evidence on the question's page ----------------------------------------------------------------------
+
+    @admin.display(description="question")
+    def question_block(self, obj) -> SafeString:
+        options = format_html_join(
+            "",
+            '<li class="{}">{}. {}{}</li>',
+            (
+                (
+                    "marked" if index == obj.correct_index else "",
+                    OPTION_LETTERS[index],
+                    option,
+                    " ✓ (marked correct)" if index == obj.correct_index else "",
+                )
+                for index, option in enumerate(obj.options)
+            ),
+        )
+        return format_html(
+            '<p class="review-text"><strong>{}</strong></p><ul class="review-options">{}</ul>'
+            "<p><em>Explanation:</em> {}</p><p><em>Source:</em> {}</p>",
+            obj.text,
+            options,
+            obj.explanation or NONE,
+            obj.source or NONE,
+        )
+
+    @admin.display(description="provenance")
+    def provenance_block(self, obj) -> SafeString:
+        rounds = format_html_join(", ", "{}", ((entry.round.title,) for entry in obj.entries.select_related("round")))
+        fixed_from = Review.objects.filter(fixed_as=obj).values_list("question_id", flat=True).first()
+        return format_html(
+            "<p>{} · model id: {} · pack: {} · created {}</p><p>In rounds: {}</p>{}",
+            obj.get_provenance_display(),
+            obj.model_id or NONE,
+            obj.pack.title if obj.pack else NONE,
+            obj.created_at.strftime("%Y-%m-%d %H:%M"),
+            rounds or NONE,
+            format_html("<p>Fixed copy of question {}.</p>", fixed_from) if fixed_from else "",
+        )
+
+    @admin.display(description="verdicts")
+    def verdicts_block(self, obj) -> SafeString:
+        verdicts = Verdict.objects.filter(question=obj).order_by("created_at", "id")
+        if not verdicts:
+            return format_html("{}", "No verdict: the gate did not see this question.")
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    v.backend,
+                    v.model_id,
+                    v.outcome,
+                    NONE if v.score is None else f"{v.score:.3f}",
+                    f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
+                    ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
+                    " ".join(part for part in (v.reason, v.message) if part) or NONE,
+                )
+                for v in verdicts
+            ),
+        )
+        return format_html(
+            '<table class="review-table"><thead><tr><th>when</th><th>checker</th><th>outcome</th><th>score</th>'
+            "<th>threshold</th><th>probabilities</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.display(description="players' reports")
+    def reports_block(self, obj) -> SafeString:
+        flags = question_flags(question=obj, kind=FlagKind.REPORTED)
+        if not flags:
+            return format_html("{}", NONE)
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    f.created_at.strftime("%Y-%m-%d %H:%M"),
+                    f.room_code,
+                    f.detail.get("player", ""),
+                    f.detail.get("text") or "(no words)",
+                )
+                for f in flags
+            ),
+        )
+        return format_html(
+            '<table class="review-table review-reports"><thead><tr><th>when</th><th>room</th><th>player</th>'
+            "<th>words</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.display(description="the crowd")
+    def crowd_block(self, obj) -> SafeString:
+        flags = question_flags(question=obj, kind=FlagKind.CROWD)
+        if not flags:
+            return format_html("{}", NONE)
+
+        def chose(flag: Flag) -> str:
+            option = flag.detail.get("option")
+            if isinstance(option, int) and 0 <= option < len(obj.options):
+                return f"{OPTION_LETTERS[option]}. {obj.options[option]}"
+            return NONE
+
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    f.created_at.strftime("%Y-%m-%d %H:%M"),
+                    f.room_code,
+                    f.detail.get("answers", ""),
+                    chose(f),
+                    _rate(f.detail.get("share")),
+                )
+                for f in flags
+            ),
+        )
+        return format_html(
+            '<table class="review-table"><thead><tr><th>when</th><th>room</th><th>answers</th><th>most chose</th>'
+            "<th>share</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    @admin.display(description="how players answered")
+    def answers_block(self, obj) -> SafeString:
+        return format_html("{}", NONE)
+
+    @admin.display(description="labels (latest first)")
+    def reviews_block(self, obj) -> SafeString:
+        reviews = Review.objects.filter(question=obj).select_related("reviewer", "fixed_as")
+        if not reviews:
+            return format_html("{}", "Not labelled yet.")
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    r.created_at.strftime("%Y-%m-%d %H:%M"),
+                    r.label,
+                    r.reviewer.get_username() if r.reviewer else "(import)",
+                    r.note or NONE,
+                    f"question {r.fixed_as_id}" if r.fixed_as_id else NONE,
+                )
+                for r in reviews
+            ),
+        )
+        return format_html(
+            '<table class="review-table review-labels"><thead><tr><th>when</th><th>label</th><th>by</th>'
+            "<th>note</th><th>fixed as</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    # -- pages and actions ----------------------------------------------------------------------------------------
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/label/", wrap(self.label_view), name="verifier_reviewitem_label"),
+            path("<path:object_id>/fix/", wrap(self.fix_view), name="verifier_reviewitem_fix"),
+            *super().get_urls(),
+        ]
+
+    def tool_links(self, request, obj) -> list[tuple[str, str]]:
+        """(title, url) buttons on a question's page."""
+        if not self.has_review_permission(request):
+            return []
+        label_url = reverse("admin:verifier_reviewitem_label", args=[obj.pk], current_app=self.admin_site.name)
+        return [
+            ("Label correct", f"{label_url}?label=correct"),
+            ("Label defective", f"{label_url}?label=defective"),
+            ("Fix and approve", reverse("admin:verifier_reviewitem_fix", args=[obj.pk])),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra = {**(extra_context or {}), "review_links": self.tool_links(request, obj) if obj else []}
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {**(extra_context or {}), "sweep_url": reverse("admin:verifier_threshold_sweep")}
+        return super().changelist_view(request, extra_context=extra)
+
+    def _check_review(self, request) -> None:
+        if not self.has_review_permission(request):
+            raise PermissionDenied
+
+    def label_action(self, request, queryset, label: str) -> HttpResponse | None:
+        """A bulk action: first a page for the note, then (with `apply`) the labels."""
+        self._check_review(request)
+        if "apply" in request.POST:
+            form = LabelForm(request.POST)
+            if form.is_valid():
+                reviews = reviews_label(
+                    questions=list(queryset), label=label, reviewer=request.user, note=form.cleaned_data["note"]
+                )
+                self.message_user(request, f"Labelled {len(reviews)} question(s) {label}.", messages.SUCCESS)
+                return None
+        return self._label_page(
+            request,
+            questions=list(queryset),
+            label=label,
+            form=LabelForm(),
+            hidden={"action": f"label_{label}", "apply": "1"},
+            form_url="",
+        )
+
+    def label_view(self, request, object_id):
+        self._check_review(request)
+        question = get_object_or_404(self.get_queryset(request), pk=object_id)
+        label = request.POST.get("label") or request.GET.get("label")
+        if label not in ReviewLabel.values:
+            return HttpResponseRedirect(reverse("admin:verifier_reviewitem_change", args=[question.pk]))
+        form = LabelForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            reviews_label(questions=[question], label=label, reviewer=request.user, note=form.cleaned_data["note"])
+            self.message_user(request, f"Labelled question {question.pk} {label}.", messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:verifier_reviewitem_change", args=[question.pk]))
+        return self._label_page(
+            request, questions=[question], label=label, form=form, hidden={"label": label}, form_url=request.path
+        )
+
+    def _label_page(self, request, *, questions, label, form, hidden, form_url) -> TemplateResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Label {len(questions)} question(s) {label}",
+            "questions": questions,
+            "label": label,
+            "form": form,
+            "hidden": hidden,
+            "form_url": form_url,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "bulk": not form_url,
+        }
+        return TemplateResponse(request, "admin/verifier/reviewitem/label.html", context)
+
+    def fix_view(self, request, object_id):
+        self._check_review(request)
+        question = get_object_or_404(self.get_queryset(request), pk=object_id)
+        form = FixForm(request.POST or None, initial=FixForm.initial_for(question))
+        if request.method == "POST" and form.is_valid():
+            try:
+                fixed = question_fix(
+                    question=question,
+                    raw=form.raw_question(),
+                    reviewer=request.user,
+                    note=form.cleaned_data["note"],
+                    use_in_rounds=form.cleaned_data["use_in_rounds"],
+                )
+            except InvalidQuestion as error:
+                form.add_error(None, str(error))
+            else:
+                self.message_user(
+                    request,
+                    f"Question {question.pk} kept as it was (labelled defective); approved fix is question "
+                    f"{fixed.fixed.pk}, used in {fixed.rounds_updated} round(s).",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:verifier_reviewitem_change", args=[question.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Fix and approve question {question.pk}",
+            "question": question,
+            "form": form,
+            "round_count": question.entries.count(),
+        }
+        return TemplateResponse(request, "admin/verifier/reviewitem/fix.html", context)
+
+
+@admin.register(Review)
+class ReviewAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "question", "label", "reviewer", "note", "fixed_as"]
+    list_filter = ["label"]
+    list_select_related = ["question", "reviewer"]
+    readonly_fields = [field.name for field in Review._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # The label history is the sweep's ground truth.
+        return False
+
+
+@admin.register(Flag)
+class FlagAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "question", "kind", "room_code", "detail"]
+    list_filter = ["kind"]
+    search_fields = ["room_code", "question__text"]
+    readonly_fields = [field.name for field in Flag._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(Verdict)
@@ -23,6 +611,13 @@ class VerdictAdmin(admin.ModelAdmin):
         return False
 
 
+class ThresholdStoreForm(forms.Form):
+    backend = forms.CharField(max_length=20)
+    model_id = forms.CharField(max_length=200)
+    value = forms.FloatField(min_value=0.0, max_value=1.0)
+    note = forms.CharField(max_length=300, required=False)
+
+
 @admin.register(Threshold)
 class ThresholdAdmin(admin.ModelAdmin):
     list_display = ["backend", "model_id", "value", "note", "updated_by", "updated_at"]
@@ -33,3 +628,67 @@ class ThresholdAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change) -> None:
         obj.updated_by = request.user
         super().save_model(request, obj, form, change)
+
+    def get_urls(self):
+        return [
+            path("sweep/", self.admin_site.admin_view(self.sweep_view), name="verifier_threshold_sweep"),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {**(extra_context or {}), "sweep_url": reverse("admin:verifier_threshold_sweep")}
+        return super().changelist_view(request, extra_context=extra)
+
+    def sweep_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        can_store = self.has_change_permission(request) and self.has_add_permission(request)
+        if request.method == "POST":
+            if not can_store:
+                raise PermissionDenied
+            form = ThresholdStoreForm(request.POST)
+            if form.is_valid():
+                data = form.cleaned_data
+                threshold = threshold_set(
+                    backend=data["backend"],
+                    model_id=data["model_id"],
+                    value=data["value"],
+                    user=request.user,
+                    note=data["note"] or "set from the sweep",
+                )
+                self.message_user(request, f"Stored threshold {threshold}.", messages.SUCCESS)
+            else:
+                self.message_user(request, f"Not stored: {form.errors.as_text()}", messages.ERROR)
+            return HttpResponseRedirect(request.path)
+        stored = {(t.backend, t.model_id): t.value for t in Threshold.objects.all()}
+        results = sweep(labelled_scores(), min_labels=conf.sweep_min_labels())
+        sections = [
+            {
+                "result": result,
+                "stored": stored.get((result.backend, result.model_id)),
+                "chart": sweep_chart(result, stored_threshold=stored.get((result.backend, result.model_id))),
+                "suggested": result.widest_safe.threshold if result.widest_safe else None,
+                "rows": [
+                    {
+                        "row": row,
+                        "threshold": f"{row.threshold:g}",
+                        "precision": _rate(row.precision),
+                        "shown": _rate(row.shown_share),
+                        "error_shown": _rate(row.error_rate_shown),
+                        "catch": _rate(row.catch_rate),
+                        "false_drop": _rate(row.false_drop_rate),
+                        "safe": result.widest_safe is not None and row.threshold == result.widest_safe.threshold,
+                    }
+                    for row in result.rows
+                ],
+            }
+            for result in results
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Threshold sweep",
+            "sections": sections,
+            "can_store": can_store,
+        }
+        return TemplateResponse(request, "admin/verifier/sweep.html", context)

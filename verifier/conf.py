@@ -22,6 +22,12 @@ DEFAULTS: dict[str, Any] = {
     "VERIFIER_ANSWERS_QUESTION_MIN": 0.80,
     "VERIFIER_UNSUPPORTED_DETAIL_MAX": 0.15,
     "VERIFIER_CONTRADICTION_MAX": 0.10,
+    # The crowd signal: after a question closes, at least this many answers, and at least this share on one
+    # option that is not the marked one, flag the question "the crowd disagrees".
+    "CROWD_MIN_ANSWERS": 5,
+    "CROWD_MAJORITY": 0.6,
+    # The sweep warns when either class (good, defective) has fewer labels than this.
+    "VERIFIER_SWEEP_MIN_LABELS": 10,
 }
 
 
@@ -67,6 +73,18 @@ def max_body_bytes() -> int:
 
 def default_threshold() -> float:
     return float(setting("VERIFIER_DEFAULT_THRESHOLD"))
+
+
+def crowd_min_answers() -> int:
+    return max(1, int(setting("CROWD_MIN_ANSWERS")))
+
+
+def crowd_majority() -> float:
+    return float(setting("CROWD_MAJORITY"))
+
+
+def sweep_min_labels() -> int:
+    return int(setting("VERIFIER_SWEEP_MIN_LABELS"))
 
 
 @dataclass(frozen=True)

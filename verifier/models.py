@@ -2,6 +2,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from quiz.models import Question
+
 
 class VerdictOutcome(models.TextChoices):
     PASSED = "passed", "Passed"
@@ -64,3 +66,63 @@ class Threshold(models.Model):
 
     def __str__(self) -> str:
         return f"{self.backend} {self.model_id}: {self.value:g}"
+
+
+class ReviewLabel(models.TextChoices):
+    CORRECT = "correct", "Correct"
+    DEFECTIVE = "defective", "Defective"
+
+
+class Review(models.Model):
+    """A reviewer's label on one question. The latest one counts; earlier ones are kept as history."""
+
+    question = models.ForeignKey("quiz.Question", on_delete=models.PROTECT, related_name="reviews")
+    label = models.CharField(max_length=10, choices=ReviewLabel.choices)
+    note = models.CharField(max_length=500, blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set when this review fixed the question: the corrected copy (the original is kept as it was).
+    fixed_as = models.ForeignKey(
+        "quiz.Question", null=True, blank=True, on_delete=models.PROTECT, related_name="fixed_from"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["question", "-created_at"], name="review_question_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.label} q{self.question_id}"
+
+
+class FlagKind(models.TextChoices):
+    REPORTED = "reported", "Reported by a player"
+    CROWD = "crowd", "The crowd disagrees"
+
+
+class Flag(models.Model):
+    """A signal from the game that a question may be wrong: a player's report or the crowd's disagreement."""
+
+    question = models.ForeignKey("quiz.Question", on_delete=models.CASCADE, related_name="flags")
+    kind = models.CharField(max_length=10, choices=FlagKind.choices)
+    room_code = models.CharField(max_length=8, blank=True, db_index=True)
+    # reported: {"player", "text", "question_index", "report_id"}; crowd: {"answers", "option", "share", ...}.
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["question", "kind"], name="flag_question_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} q{self.question_id} in {self.room_code or '-'}"
+
+
+class ReviewItem(Question):
+    """The review queue's view of a question (its own admin list; no table of its own)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "question to review"
+        verbose_name_plural = "review queue"

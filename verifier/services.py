@@ -13,12 +13,18 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from asgiref.sync import sync_to_async
+from django.db import transaction
 
+from quiz.exceptions import InvalidQuestion
+from quiz.models import Provenance, Question, RoundQuestion
+from quiz.services import question_create
+from quiz.validation import clean_question
 from verifier import conf, policy
 from verifier.backends import Backend, CallBudget, GateFailure, backend_for
-from verifier.models import Verdict
+from verifier.models import Flag, FlagKind, Review, ReviewLabel, Threshold, Verdict, VerdictOutcome
 from verifier.prompts import question_document
-from verifier.selectors import threshold_for
+from verifier.selectors import IMPORTED, labelled_scores, threshold_for
+from verifier.sweep import score_from_probabilities
 
 logger = logging.getLogger("verifier")
 
@@ -317,12 +323,185 @@ def verdicts_record(*, decisions: dict[int, GateDecision]) -> list[Verdict]:
     return [verdict_record(question_id=question_id, decision=decision) for question_id, decision in decisions.items()]
 
 
+# -- review and calibration --------------------------------------------------------------------------------
+
+
+def flag_record(*, question_id: int, kind: str, room_code: str = "", detail: dict[str, Any] | None = None) -> Flag:
+    """The game tells the gate's review side that a question may be wrong (a report, the crowd)."""
+    if kind not in FlagKind.values:
+        raise ValueError(f"unknown flag kind {kind!r}")
+    return Flag.objects.create(question_id=question_id, kind=kind, room_code=room_code[:8], detail=detail or {})
+
+
+def review_label(*, question: Question, label: str, reviewer: Any = None, note: str = "") -> Review:
+    if label not in ReviewLabel.values:
+        raise ValueError(f"unknown label {label!r}")
+    return Review.objects.create(question=question, label=label, note=" ".join(note.split())[:500], reviewer=reviewer)
+
+
+def reviews_label(*, questions: Iterable[Question], label: str, reviewer: Any = None, note: str = "") -> list[Review]:
+    with transaction.atomic():
+        return [review_label(question=question, label=label, reviewer=reviewer, note=note) for question in questions]
+
+
+@dataclass(frozen=True)
+class FixedQuestion:
+    original: Question
+    fixed: Question
+    review: Review
+    rounds_updated: int
+
+
+@transaction.atomic
+def question_fix(
+    *, question: Question, raw: dict[str, Any], reviewer: Any = None, note: str = "", use_in_rounds: bool = False
+) -> FixedQuestion:
+    """Approve a corrected copy of `question`; the original stays as it was, labelled defective.
+
+    `raw` goes through the one validation every question passes (raises quiz.exceptions.InvalidQuestion).
+    With `use_in_rounds`, rounds that hold the original get the copy in its place for their next games.
+    """
+    data = clean_question(raw)
+    fixed = question_create(data=data, provenance=question.provenance, pack=question.pack, model_id=question.model_id)
+    review = Review.objects.create(
+        question=question,
+        label=ReviewLabel.DEFECTIVE,
+        note=(" ".join(note.split()) or f"fixed as question {fixed.pk}")[:500],
+        reviewer=reviewer,
+        fixed_as=fixed,
+    )
+    Review.objects.create(
+        question=fixed, label=ReviewLabel.CORRECT, note=f"fixed copy of question {question.pk}", reviewer=reviewer
+    )
+    rounds_updated = 0
+    if use_in_rounds:
+        rounds_updated = RoundQuestion.objects.filter(question=question).update(question=fixed)
+    return FixedQuestion(original=question, fixed=fixed, review=review, rounds_updated=rounds_updated)
+
+
+def threshold_set(*, backend: str, model_id: str, value: float, user: Any = None, note: str = "") -> Threshold:
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("a threshold is between 0 and 1")
+    if not backend or not model_id:
+        raise ValueError("a threshold belongs to one backend and one model id")
+    threshold, _ = Threshold.objects.update_or_create(
+        backend=backend, model_id=model_id, defaults={"value": value, "note": note[:300], "updated_by": user}
+    )
+    return threshold
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    created: int
+    skipped: int
+
+
+def labelled_set_import(*, items: list[dict[str, Any]], note: str = "imported labelled set") -> ImportResult:
+    """Load a graded set: a list of {question, options, correct_index, explanation, backend, model_id,
+    probabilities: {check: p}, label, [score]}. Each becomes a question, a verdict and a review.
+
+    A question already present with the same text, options, marked option and model id is skipped, so a set
+    can be imported twice. Raises ValueError naming the first bad item; nothing is stored then.
+    """
+    if not isinstance(items, list):
+        raise ValueError("a labelled set is a JSON list of objects")
+    created = skipped = 0
+    with transaction.atomic():
+        for number, raw in enumerate(items, start=1):
+            try:
+                parsed = _parse_labelled(raw)
+            except (InvalidQuestion, ValueError, TypeError, KeyError) as error:
+                raise ValueError(f"item {number}: {error}") from None
+            data, backend, model_id, probabilities, score, label = parsed
+            duplicate = Question.objects.filter(
+                text=data.text, options=list(data.options), correct_index=data.correct_index, model_id=model_id
+            ).exists()
+            if duplicate:
+                skipped += 1
+                continue
+            question = question_create(data=data, provenance=Provenance.MODEL, model_id=model_id)
+            Verdict.objects.create(
+                question=question,
+                backend=backend,
+                model_id=model_id,
+                probabilities=probabilities,
+                score=score,
+                threshold=conf.default_threshold(),
+                outcome=VerdictOutcome.PASSED if score >= conf.default_threshold() else VerdictOutcome.DROPPED,
+                reason=IMPORTED,
+                details={"imported": True},
+            )
+            Review.objects.create(question=question, label=label, note=note[:500])
+            created += 1
+    return ImportResult(created=created, skipped=skipped)
+
+
+def _parse_labelled(raw: Any) -> tuple[Any, str, str, dict[str, float], float, str]:
+    if not isinstance(raw, dict):
+        raise ValueError("each item must be an object")
+    data = clean_question(
+        {
+            "text": raw.get("question"),
+            "options": raw.get("options"),
+            "correct_index": raw.get("correct_index"),
+            "explanation": raw.get("explanation", ""),
+        }
+    )
+    backend = str(raw.get("backend") or "").strip()
+    model_id = str(raw.get("model_id") or "").strip()
+    if not backend or not model_id:
+        raise ValueError("backend and model_id are required")
+    probabilities = raw.get("probabilities")
+    if not isinstance(probabilities, dict) or not probabilities:
+        raise ValueError("probabilities must be an object of check -> probability")
+    if not all(isinstance(check, str) and policy.is_probability(p) for check, p in probabilities.items()):
+        raise ValueError("every probability must be a number from 0 to 1")
+    probabilities = {check: float(p) for check, p in probabilities.items()}
+    score = raw.get("score")
+    if score is None:
+        score = score_from_probabilities(probabilities)
+    if not policy.is_probability(score):
+        raise ValueError("score must be a number from 0 to 1")
+    label = raw.get("label")
+    if label not in ReviewLabel.values:
+        raise ValueError(f"label must be one of {', '.join(ReviewLabel.values)}")
+    return data, backend, model_id, probabilities, round(float(score), 6), label
+
+
+def labelled_set_export() -> list[dict[str, Any]]:
+    """Every labelled question with a recorded score, in the import format (to grade offline and share)."""
+    items = labelled_scores()
+    questions = Question.objects.in_bulk([item.question_id for item in items])
+    return [
+        {
+            "question": questions[item.question_id].text,
+            "options": list(questions[item.question_id].options),
+            "correct_index": questions[item.question_id].correct_index,
+            "explanation": questions[item.question_id].explanation,
+            "backend": item.backend,
+            "model_id": item.model_id,
+            "probabilities": dict(item.probabilities),
+            "score": item.score,
+            "label": item.label,
+        }
+        for item in sorted(items, key=lambda item: (item.backend, item.model_id, item.question_id))
+    ]
+
+
 __all__ = [
     "Gate",
     "GateDecision",
     "GateItem",
+    "flag_record",
     "gate_check",
+    "labelled_set_export",
+    "labelled_set_import",
+    "question_fix",
+    "review_label",
+    "reviews_label",
     "threshold_for",
+    "threshold_set",
     "verdict_record",
     "verdicts_record",
 ]

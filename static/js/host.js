@@ -4,6 +4,7 @@ const root = $("host");
 const code = root.dataset.code;
 const token = root.dataset.token;
 const countdown = new Countdown($("timer"), $("timer-live"));
+countdown.onExpired = () => socket.sync();
 let state = null;
 
 const socket = new RoomSocket(code, {

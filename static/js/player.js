@@ -4,6 +4,7 @@ const root = $("player");
 const code = root.dataset.code;
 const storageKey = `quizgate.player.${code}`;
 const countdown = new Countdown($("timer"), $("timer-live"));
+countdown.onExpired = () => socket.sync();
 let state = null;
 let me = null;
 let reportedFor = new Set();

@@ -3,6 +3,7 @@
 
 export const SHAPES = ["▲", "◆", "●", "■", "★", "⬟"];
 export const LETTERS = "ABCDEF";
+const SYNC_INTERVAL_MS = 10000;
 
 export class RoomSocket {
   constructor(code, { onOpen, onMessage, onStatus }) {
@@ -22,6 +23,10 @@ export class RoomSocket {
       this.onStatus("");
       this.onOpen();
     });
+    // Now and then, and whenever a countdown runs out, ask whether the room moved on without us: an event
+    // can be lost (a full channel, a restarted Redis) and the next snapshot must not wait for the next event.
+    clearInterval(this.syncTimer);
+    this.syncTimer = setInterval(() => this.sync(), SYNC_INTERVAL_MS);
     this.ws.addEventListener("message", (event) => {
       let message;
       try {
@@ -29,6 +34,9 @@ export class RoomSocket {
       } catch {
         return;
       }
+      // A database outage pauses the game; the server retries what was sent and says when it is back.
+      if (message.type === "error" && message.code === "paused") return this.onStatus(message.message);
+      if (message.type === "resumed") return this.onStatus("");
       if (message.type === "state") {
         if (message.seq < this.seq) return;
         this.seq = message.seq;
@@ -42,6 +50,10 @@ export class RoomSocket {
       this.attempt += 1;
       setTimeout(() => this.connect(), delay);
     });
+  }
+
+  sync() {
+    if (this.seq >= 0) this.send({ type: "sync", seq: this.seq });
   }
 
   send(message) {
@@ -109,6 +121,7 @@ export class Countdown {
       if (left === 0) {
         this.live.textContent = "Time is up";
         this.stop();
+        if (this.onExpired) setTimeout(this.onExpired, 1500);
       }
     };
     tick();

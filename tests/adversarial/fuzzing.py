@@ -25,6 +25,7 @@ FIELDS = {
     "remove": ["player"],
     "lock": ["locked"],
     "ping": [],
+    "sync": ["seq"],
 }
 
 EDGE_VALUES = [

@@ -181,6 +181,13 @@ async def test_fuzz_ping(room):
         await client.__aexit__()
 
 
+async def test_fuzz_sync(room):
+    created, host, (fuzzer, _), (bystander, _) = await _game(room, phase="question")
+    await fuzz(message("sync"), checker("sync", fuzzer), max_examples=50)
+    for client in (host, fuzzer, bystander):
+        await client.__aexit__()
+
+
 @pytest.mark.parametrize("identified", [False, True], ids=["anonymous", "player"])
 async def test_fuzz_raw_frames(room, identified):
     created = await room()

@@ -8,6 +8,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db.models import F
 from django.utils import timezone
 
 from config.asgi import application as full_application
@@ -282,3 +283,21 @@ async def test_websocket_from_a_foreign_origin_is_refused(room):
     connected, _ = await comm.connect()
     assert connected
     await comm.disconnect()
+
+
+async def test_a_client_that_missed_events_catches_up_with_sync(room):
+    created = await room()
+    code = created.room.code
+    ann, _ = await _join(code, "Ann")
+    current = await ann.state(phase="lobby")
+    await ann.send(type="sync", seq=current["seq"])
+    await ann.send(type="ping")
+    assert (await ann.recv())["type"] == "pong"  # up to date: no snapshot
+    # The room moves on while Ann's events are lost (simulated by writing to the database directly).
+    await database_sync_to_async(
+        lambda: Room.objects.filter(pk=created.room.pk).update(seq=F("seq") + 5, locked=True)
+    )()
+    await ann.send(type="sync", seq=current["seq"])
+    fresh = await ann.state()
+    assert fresh["seq"] == current["seq"] + 5 and fresh["locked"] is True
+    await ann.__aexit__()

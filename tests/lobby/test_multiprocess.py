@@ -1,57 +1,17 @@
 """Two uvicorn processes share one game through the database and the Redis channel layer."""
 
-import asyncio
-import json
-
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from websockets.asyncio.client import connect
 
 from lobby.models import Answer, Player, Room
+from tests.support.peer import Peer
 from tests.support.servers import start_asgi
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not settings.REDIS_URL, reason="several processes need the Redis channel layer (REDIS_URL)"),
 ]
-
-
-class Peer:
-    """A WebSocket client on one server process, keeping every frame it was sent."""
-
-    def __init__(self, base: str, code: str):
-        self.url = f"{base}/ws/room/{code}/"
-        self.origin = base.replace("ws://", "http://")
-        self.backlog: list[dict] = []
-        self.token: str | None = None
-
-    async def open(self) -> "Peer":
-        self.ws = await connect(self.url, origin=self.origin, open_timeout=5)
-        return self
-
-    async def send(self, **message) -> None:
-        await self.ws.send(json.dumps(message))
-
-    async def until(self, predicate, timeout: float = 10) -> dict:
-        for message in self.backlog:
-            if predicate(message):
-                self.backlog.remove(message)
-                return message
-        async with asyncio.timeout(timeout):
-            while True:
-                message = json.loads(await self.ws.recv())
-                if message["type"] == "joined":
-                    self.token = message["token"]
-                if predicate(message):
-                    return message
-                self.backlog.append(message)
-
-    async def state(self, **expected) -> dict:
-        return await self.until(lambda m: m["type"] == "state" and all(m.get(k) == v for k, v in expected.items()))
-
-    async def close(self) -> None:
-        await self.ws.close()
 
 
 @pytest.fixture

@@ -73,13 +73,13 @@ class Proc:
                 self.kill()
 
 
-def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None) -> Proc:
+def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env: dict | None = None) -> Proc:
     port = free_port()
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - lives as long as the process
     popen = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--log-level", "warning"],
-        cwd=REPO, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while True:
@@ -104,3 +104,22 @@ def start_celery_worker(name: str = "worker", *, log_path: Path | None = None) -
         cwd=REPO, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     return Proc(name=name, popen=popen)
+
+
+def start_redis(port: int | None = None) -> Proc:
+    """A throwaway Redis of the test's own, so a test can kill and restart it without touching the shared one."""
+    port = port or free_port()
+    popen = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return Proc(name="redis", popen=popen, port=port)
+        except OSError:
+            if time.monotonic() > deadline:
+                popen.kill()
+                raise RuntimeError("redis-server did not start") from None
+            time.sleep(0.05)

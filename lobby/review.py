@@ -1,0 +1,236 @@
+"""What the game tells the review queue (reports, the crowd's disagreement), and voiding a question after review.
+
+The verifier never imports the lobby: the game calls `verifier.services.flag_record`, and the review admin's
+lobby half (lobby/admin.py) reads answers and rooms through the functions here.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, F
+
+from lobby import events, machine
+from lobby.exceptions import GameError
+from lobby.machine import Phase
+from lobby.models import Answer, Player, Report, Room, VoidedQuestion
+from quiz.models import Question, RoundQuestion
+from quiz.selectors import round_question_list
+from verifier import conf
+from verifier.models import FlagKind, ReviewLabel
+from verifier.selectors import latest_label
+from verifier.services import flag_record
+
+logger = logging.getLogger(__name__)
+
+
+# -- signals from the game ------------------------------------------------------------------------------------
+
+
+def report_flag(*, report: Report) -> None:
+    """A player's report enters the review queue with the player's words."""
+    flag_record(
+        question_id=report.question_id,
+        kind=FlagKind.REPORTED,
+        room_code=report.room.code,
+        detail={
+            "report_id": report.pk,
+            "player": report.player.nickname,
+            "text": report.text,
+            "question_index": _index_of(room=report.room, question_id=report.question_id),
+        },
+    )
+
+
+def _index_of(*, room: Room, question_id: int) -> int | None:
+    return (
+        RoundQuestion.objects.filter(round_id=room.round_id, question_id=question_id)
+        .values_list("position", flat=True)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class CrowdVerdict:
+    answers: int
+    option: int | None  # the most chosen option
+    share: float
+    disagrees: bool
+
+
+def crowd_verdict(*, distribution: list[int], correct_index: int) -> CrowdVerdict:
+    """Pure: does a clear majority of enough players pick the same option, and is it not the marked one?"""
+    answers = sum(distribution)
+    if not answers:
+        return CrowdVerdict(answers=0, option=None, share=0.0, disagrees=False)
+    top = max(range(len(distribution)), key=lambda option: distribution[option])
+    share = distribution[top] / answers
+    # A tiny tolerance so 3 of 5 counts as the 60 % it is.
+    disagrees = answers >= conf.crowd_min_answers() and share >= conf.crowd_majority() - 1e-9 and top != correct_index
+    return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees)
+
+
+def crowd_check(*, room_id: int, question_index: int) -> bool:
+    """Run once a question has closed. Flags the question when the crowd clearly picked another option."""
+    room = Room.objects.get(pk=room_id)
+    question = round_question_list(round_id=room.round_id)[question_index]
+    counts = dict(
+        Answer.objects.filter(room=room, question_index=question_index)
+        .values_list("option")
+        .annotate(n=Count("id"))
+        .values_list("option", "n")
+    )
+    distribution = [counts.get(option, 0) for option in range(len(question.options))]
+    verdict = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
+    if not verdict.disagrees:
+        return False
+    flag_record(
+        question_id=question.pk,
+        kind=FlagKind.CROWD,
+        room_code=room.code,
+        detail={
+            "question_index": question_index,
+            "answers": verdict.answers,
+            "option": verdict.option,
+            "share": round(verdict.share, 4),
+            "marked": question.correct_index,
+            "distribution": distribution,
+        },
+    )
+    return True
+
+
+def after_question_closed(*, room_id: int, question_index: int) -> None:
+    """Called inside the close's transaction: the crowd check runs after it commits, and never breaks a game."""
+
+    def check() -> None:
+        try:
+            crowd_check(room_id=room_id, question_index=question_index)
+        except Exception:
+            logger.exception("crowd check for room %s question %s failed", room_id, question_index)
+
+    transaction.on_commit(check)
+
+
+# -- voiding ----------------------------------------------------------------------------------------------------
+
+
+class VoidRefused(GameError):
+    code = "void_refused"
+    default_message = "That question cannot be voided."
+
+
+def closed_indexes(room: Room) -> list[int]:
+    """The questions of a room that have been scored."""
+    if room.phase == Phase.LOBBY or room.question_index < 0:
+        return []
+    last = room.question_index - 1 if room.phase == Phase.QUESTION else room.question_index
+    return list(range(last + 1))
+
+
+def voided_indexes(*, room_id: int) -> list[int]:
+    return list(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True))
+
+
+def scores_recompute(room: Room) -> None:
+    """Every player's score and streak from the answers of the closed, non-voided questions, in order.
+
+    A voided question is skipped as if it had not been asked: it neither extends nor breaks a streak.
+    """
+    timer_ms = room.timer_seconds * 1000
+    voided = set(voided_indexes(room_id=room.pk))
+    answers = {(a.player_id, a.question_index): a for a in Answer.objects.filter(room=room)}
+    # Removed players are off the leaderboard and were not scored after their removal; they keep what they had.
+    players = list(Player.objects.filter(room=room, removed=False))
+    totals = {player.pk: 0 for player in players}
+    streaks = {player.pk: 0 for player in players}
+    changed: list[Answer] = []
+    for index in closed_indexes(room):
+        for player in players:
+            answer = answers.get((player.pk, index))
+            if index in voided:
+                points = 0
+            elif answer is not None and answer.correct:
+                streaks[player.pk] += 1
+                points = machine.answer_points(
+                    correct=True, elapsed_ms=answer.elapsed_ms, timer_ms=timer_ms
+                ) + machine.streak_bonus(streaks[player.pk])
+            else:
+                streaks[player.pk] = 0
+                points = 0
+            if answer is not None and answer.points != points:
+                answer.points = points
+                changed.append(answer)
+            totals[player.pk] += points
+    Answer.objects.bulk_update(changed, ["points"])
+    for player in players:
+        if (player.score, player.streak) != (totals[player.pk], streaks[player.pk]):
+            player.score, player.streak = totals[player.pk], streaks[player.pk]
+            player.save(update_fields=["score", "streak"])
+
+
+def question_void(*, room_id: int, question_index: int, reviewer=None) -> VoidedQuestion:
+    """Take a question labelled defective out of one room's scores and send everyone the corrected leaderboard."""
+    with transaction.atomic():
+        # The room's row lock orders this against a concurrent close or answer.
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if question_index not in closed_indexes(room):
+            raise VoidRefused("Only a question that has been played and closed can be voided.")
+        question = round_question_list(round_id=room.round_id)[question_index]
+        if latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
+            raise VoidRefused("Label the question defective before voiding it.")
+        if VoidedQuestion.objects.filter(room=room, question_index=question_index).exists():
+            raise VoidRefused("That question is already voided in this room.")
+        removed = {
+            str(player_id): points
+            for player_id, points in Answer.objects.filter(room=room, question_index=question_index).values_list(
+                "player_id", "points"
+            )
+        }
+        voided = VoidedQuestion.objects.create(
+            room=room, question_index=question_index, question=question, removed_points=removed, reviewer=reviewer
+        )
+        scores_recompute(room)
+        Room.objects.filter(pk=room.pk).update(seq=F("seq") + 1)
+        events.room_changed(room_id=room.pk)
+    return voided
+
+
+# -- what the review admin shows about the game -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlayedIn:
+    room: Room
+    question_index: int
+    distribution: list[int]
+    answers: int
+    closed: bool
+    voided: bool
+
+
+def question_plays(*, question: Question) -> list[PlayedIn]:
+    """Every room whose round holds the question, with how its players answered it (newest room first)."""
+    entries = list(RoundQuestion.objects.filter(question=question).values_list("round_id", "position"))
+    plays: list[PlayedIn] = []
+    for round_id, position in entries:
+        for room in Room.objects.filter(round_id=round_id).order_by("-created_at"):
+            counts = dict(
+                Answer.objects.filter(room=room, question_index=position)
+                .values_list("option")
+                .annotate(n=Count("id"))
+                .values_list("option", "n")
+            )
+            distribution = [counts.get(option, 0) for option in range(len(question.options))]
+            plays.append(
+                PlayedIn(
+                    room=room,
+                    question_index=position,
+                    distribution=distribution,
+                    answers=sum(distribution),
+                    closed=position in closed_indexes(room),
+                    voided=VoidedQuestion.objects.filter(room=room, question_index=position).exists(),
+                )
+            )
+    plays.sort(key=lambda play: play.room.created_at, reverse=True)
+    return plays

@@ -1,0 +1,108 @@
+"""Faults during a live game, with real server processes: the database goes away for a moment, Redis
+restarts. Nothing a player sent is lost and the game carries on where it was."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from lobby.models import Answer
+from tests.support.peer import Peer
+from tests.support.proxy import OutageProxy
+from tests.support.servers import database_url, start_asgi, start_redis
+
+pytestmark = pytest.mark.django_db(transaction=True)
+needs_redis = pytest.mark.skipif(not settings.REDIS_URL, reason="server processes share a game through Redis")
+needs_postgres = pytest.mark.skipif(
+    settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"),
+    reason="the outage is cut between server and PostgreSQL",
+)
+
+
+async def _lobby(base, created, nicknames):
+    host = await Peer(base, created.room.code).open()
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    players = []
+    for nickname in nicknames:
+        peer = await Peer(base, created.room.code).open()
+        await peer.send(type="join", nickname=nickname)
+        await peer.until(lambda m: m["type"] == "joined")
+        players.append(peer)
+    return host, players
+
+
+@needs_redis
+@needs_postgres
+async def test_postgres_unreachable_pauses_the_room_and_no_answer_is_lost(make_room, tmp_path):
+    db = settings.DATABASES["default"]
+    proxy = OutageProxy(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432))
+    url = database_url().replace(f":{db.get('PORT') or 5432}/", f":{proxy.port}/")
+    server = start_asgi(
+        "asgi", log_path=tmp_path / "asgi.log", env={"DATABASE_URL": url, "DB_OUTAGE_RESUME_SECONDS": "3"}
+    )
+    try:
+        created = await sync_to_async(make_room)(timer_seconds=10)
+        host, (ann, ben) = await _lobby(server.ws_base, created, ["Ann", "Ben"])
+        await host.send(type="start")
+        await ann.state(phase="question", question_index=0)
+
+        proxy.cut_off()  # PostgreSQL is gone for this server
+        await ann.send(type="answer", question=0, option=1)
+        paused = await ann.until(lambda m: m["type"] == "error")
+        assert paused["code"] == "paused" and "paused" in paused["message"]
+        await asyncio.sleep(1.5)
+        proxy.restore()
+
+        ack = await ann.until(lambda m: m["type"] == "answered", timeout=10)
+        assert ack["option"] == 1
+        await ann.until(lambda m: m["type"] == "resumed")
+        await ben.send(type="answer", question=0, option=0)
+        reveal = await host.state(phase="reveal", question_index=0)
+        assert reveal["reveal"]["distribution"][:2] == [1, 1]
+        answers = await sync_to_async(lambda: dict(Answer.objects.values_list("player__nickname", "correct")))()
+        assert answers == {"Ann": True, "Ben": False}
+        for peer in (host, ann, ben):
+            await peer.close()
+    finally:
+        server.stop()
+        proxy.close()
+
+
+@needs_redis
+async def test_redis_restarted_mid_game_the_game_continues_where_it_was(make_room, tmp_path):
+    redis = start_redis()
+    env = {"REDIS_URL": f"redis://127.0.0.1:{redis.port}/0"}
+    servers = [start_asgi(f"asgi-{n}", log_path=tmp_path / f"asgi-{n}.log", env=env) for n in (1, 2)]
+    try:
+        created = await sync_to_async(make_room)(timer_seconds=20)
+        host, (ann,) = await _lobby(servers[0].ws_base, created, ["Ann"])
+        _, (ben,) = await _lobby(servers[1].ws_base, created, ["Ben"])
+        await host.send(type="start")
+        await ben.state(phase="question", question_index=0)
+        await ann.send(type="answer", question=0, option=1)
+        await ann.until(lambda m: m["type"] == "answered")
+
+        redis.kill()  # Redis restarts: every channel-layer connection and subscription is gone
+        redis = start_redis(redis.port)
+        await asyncio.sleep(1)
+
+        # Players whose connection dropped reconnect with their token; the others carry on as they were.
+        for peer in (host, ann, ben):
+            if peer.ws.close_code is not None:
+                await peer.reopen()
+        await ben.send(type="answer", question=0, option=1)
+        reveal = await ben.state(phase="reveal", question_index=0, timeout=15)
+        assert reveal["reveal"]["distribution"][1] == 2
+        await host.state(phase="reveal", question_index=0, timeout=15)
+        await host.send(type="next", phase="reveal", index=0)
+        await ann.state(phase="leaderboard", question_index=0, timeout=15)
+        leaderboard = await ben.state(phase="leaderboard", question_index=0, timeout=15)
+        assert {p["nickname"] for p in leaderboard["players"] if p["score"] >= 500} == {"Ann", "Ben"}
+        for peer in (host, ann, ben):
+            await peer.close()
+    finally:
+        for server in servers:
+            server.stop()
+        redis.stop()

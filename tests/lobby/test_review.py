@@ -1,0 +1,267 @@
+"""Signals from the game to the review queue (reports, the crowd) and voiding a question after review."""
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+
+from lobby import review, services
+from lobby.machine import Action
+from lobby.models import Answer, Player, Room, VoidedQuestion
+from lobby.selectors import room_snapshot
+from tests.lobby.test_consumers import Client, _join
+from verifier.models import Flag
+from verifier.services import review_label
+
+# SAMPLE (tests/conftest.py): Q1 marks option 1 of 4, Q2 option 2 of 4, Q3 option 0 of 3.
+CORRECT = [1, 2, 0]
+
+
+def _playing(make_room, nicknames, timer_seconds=20):
+    created = make_room(timer_seconds=timer_seconds)
+    players = [services.player_join(code=created.room.code, nickname=name).player for name in nicknames]
+    services.game_act(room_id=created.room.pk, action=Action.START)
+    return created, players
+
+
+def _answer_and_close(room_id: int, index: int, picks: dict[Player, tuple[int, int]]) -> None:
+    """Record answers with exact timings (option, elapsed ms), then close the question."""
+    room = Room.objects.get(pk=room_id)
+    for player, (option, elapsed_ms) in picks.items():
+        Answer.objects.create(
+            room=room,
+            player=player,
+            question_index=index,
+            option=option,
+            elapsed_ms=elapsed_ms,
+            correct=option == CORRECT[index],
+        )
+    assert services.question_close(room_id=room_id, question_index=index)
+
+
+def _next_question(room_id: int) -> None:
+    services.game_act(room_id=room_id, action=Action.NEXT)
+    services.game_act(room_id=room_id, action=Action.NEXT)
+
+
+# -- the crowd -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "distribution, correct, disagrees",
+    [
+        ([3, 2, 0, 0], 1, True),  # 5 answers, 60 % on a wrong option
+        ([0, 1, 4, 0], 0, True),
+        ([3, 1, 0, 0], 1, False),  # only 4 answers
+        ([2, 2, 1, 0], 1, False),  # 40 %: no clear majority
+        ([2, 1, 0, 2], 3, False),
+        ([0, 3, 2, 0], 1, False),  # the majority chose the marked option
+        ([0, 0, 0, 0], 0, False),
+    ],
+)
+def test_crowd_verdict(distribution, correct, disagrees):
+    assert review.crowd_verdict(distribution=distribution, correct_index=correct).disagrees is disagrees
+
+
+def test_crowd_settings_are_read_at_call_time(settings):
+    settings.CROWD_MIN_ANSWERS = 3
+    settings.CROWD_MAJORITY = 0.9
+    assert not review.crowd_verdict(distribution=[2, 1], correct_index=1).disagrees
+    assert review.crowd_verdict(distribution=[3, 0], correct_index=1).disagrees
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "picks, flagged",
+    [
+        ([0, 0, 0, 1, 1], True),  # 3 of 5 on option A; B is marked
+        ([0, 0, 0, 1], False),  # 4 answers are too few
+        ([0, 0, 3, 1, 1], False),  # 40 % on A
+        ([1, 1, 1, 0, 0], False),  # the crowd agrees
+    ],
+)
+def test_the_crowd_flag_after_a_question_closes(make_room, django_capture_on_commit_callbacks, picks, flagged):
+    names = ["Ann", "Ben", "Cy", "Dee", "Eve"][: len(picks)]
+    with django_capture_on_commit_callbacks(execute=True):
+        created, players = _playing(make_room, names)
+        for player, option in zip(players, picks, strict=True):
+            services.answer_submit(player_id=player.pk, question_index=0, option=option)
+    assert Room.objects.get(pk=created.room.pk).phase == "reveal"  # the last answer closed it
+    flags = list(Flag.objects.filter(kind="crowd"))
+    assert len(flags) == (1 if flagged else 0)
+    if flagged:
+        flag = flags[0]
+        assert flag.room_code == created.room.code
+        assert flag.detail["answers"] == 5 and flag.detail["option"] == 0 and flag.detail["share"] == 0.6
+        assert flag.detail["distribution"] == [3, 2, 0, 0] and flag.detail["marked"] == 1
+
+
+@pytest.mark.django_db
+def test_a_failing_crowd_check_does_not_break_the_close(make_room, django_capture_on_commit_callbacks, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(review, "crowd_check", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        created, [ann] = _playing(make_room, ["Ann"])
+        services.answer_submit(player_id=ann.pk, question_index=0, option=1)
+    assert Room.objects.get(pk=created.room.pk).phase == "reveal"
+
+
+# -- reports ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_report_creates_a_flag_with_the_words(make_room):
+    created, [ann, ben] = _playing(make_room, ["Ann", "Ben"])
+    _answer_and_close(created.room.pk, 0, {ann: (1, 0)})
+    services.report_create(player_id=ben.pk, question_index=0, text="  2 + 2 is\nfour, not   three ")
+    flag = Flag.objects.get(kind="reported")
+    question = created.room.round.entries.get(position=0).question
+    assert flag.question == question and flag.room_code == created.room.code
+    assert flag.detail["player"] == "Ben" and flag.detail["text"] == "2 + 2 is four, not three"
+    assert flag.detail["question_index"] == 0
+
+
+# -- voiding ----------------------------------------------------------------------------------------------------
+
+
+def _three_questions_played(make_room):
+    """Ann is right three times (1000, 1100, 1200); Bo is wrong, then right twice (750, 1100)."""
+    created, [ann, bo] = _playing(make_room, ["Ann", "Bo"], timer_seconds=20)
+    room_id = created.room.pk
+    _answer_and_close(room_id, 0, {ann: (1, 0), bo: (0, 0)})
+    _next_question(room_id)
+    _answer_and_close(room_id, 1, {ann: (2, 0), bo: (2, 10_000)})
+    _next_question(room_id)
+    _answer_and_close(room_id, 2, {ann: (0, 0), bo: (0, 0)})
+    ann.refresh_from_db()
+    bo.refresh_from_db()
+    assert (ann.score, bo.score) == (3300, 1850)
+    return created, ann, bo
+
+
+@pytest.mark.django_db
+def test_voiding_removes_the_points_and_recomputes_streaks(make_room):
+    created, ann, bo = _three_questions_played(make_room)
+    room_id = created.room.pk
+    question = created.room.round.entries.get(position=1).question
+    reviewer = get_user_model().objects.create_user("rev", is_staff=True)
+    with pytest.raises(review.VoidRefused, match="defective"):
+        review.question_void(room_id=room_id, question_index=1, reviewer=reviewer)
+    review_label(question=question, label="defective", reviewer=reviewer)
+
+    voided = review.question_void(room_id=room_id, question_index=1, reviewer=reviewer)
+
+    assert voided.removed_points == {str(ann.pk): 1100, str(bo.pk): 750}
+    ann.refresh_from_db()
+    bo.refresh_from_db()
+    # Question 2 no longer counts, and it no longer extends a streak: Ann 1000 + (1000 + 100), Bo 1000.
+    assert (ann.score, bo.score) == (2100, 1000)
+    points = dict(Answer.objects.filter(room_id=room_id, player=ann).values_list("question_index", "points"))
+    assert points == {0: 1000, 1: 0, 2: 1100}
+    assert Answer.objects.filter(room_id=room_id, question_index=1).count() == 2  # the answers stay
+    snapshot = room_snapshot(room_id=room_id)
+    assert snapshot["voided"] == [1]
+    assert {p["nickname"]: (p["score"], p["rank"]) for p in snapshot["players"]} == {
+        "Ann": (2100, 1),
+        "Bo": (1000, 2),
+    }
+    with pytest.raises(review.VoidRefused, match="already voided"):
+        review.question_void(room_id=room_id, question_index=1, reviewer=reviewer)
+
+
+@pytest.mark.django_db
+def test_only_a_closed_question_can_be_voided(make_room):
+    created, [ann] = _playing(make_room, ["Ann"])
+    question = created.room.round.entries.get(position=0).question
+    review_label(question=question, label="defective")
+    with pytest.raises(review.VoidRefused, match="played and closed"):
+        review.question_void(room_id=created.room.pk, question_index=0)
+    _answer_and_close(created.room.pk, 0, {ann: (1, 0)})
+    _next_question(created.room.pk)
+    # A voided first question: the streak restarts, so the next right answer earns no bonus.
+    review.question_void(room_id=created.room.pk, question_index=0)
+    _answer_and_close(created.room.pk, 1, {ann: (2, 0)})
+    ann.refresh_from_db()
+    assert ann.score == 1000 and ann.streak == 1
+    assert room_snapshot(room_id=created.room.pk)["voided"] == [0]
+
+
+@pytest.mark.django_db
+def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
+    created, ann, bo = _three_questions_played(make_room)
+    question = created.room.round.entries.get(position=1).question
+    Flag.objects.create(question=question, kind="reported", room_code=created.room.code, detail={"text": "wrong"})
+    url = f"/admin/verifier/reviewitem/{question.pk}/void/"
+    page = admin_client.get(url).content.decode()
+    assert "Label the question defective before voiding it" in page
+    change = admin_client.get(f"/admin/verifier/reviewitem/{question.pk}/change/").content.decode()
+    assert created.room.code in change and "C ✓: 2" in change  # how the room's players answered
+    review_label(question=question, label="defective")
+    assert f"Void in {created.room.code}" in admin_client.get(url).content.decode()
+    # Only a room and index that really played this question.
+    admin_client.post(url, {"room": created.room.code, "question_index": "0"})
+    assert not VoidedQuestion.objects.exists()
+    response = admin_client.post(url, {"room": created.room.code, "question_index": "1"})
+    assert response.status_code == 302
+    voided = VoidedQuestion.objects.get()
+    assert voided.question == question and voided.reviewer.username == "admin"
+    ann.refresh_from_db()
+    assert ann.score == 2100
+    in_room = admin_client.get(f"/admin/verifier/reviewitem/?room={created.room.code}").content.decode()
+    assert f'value="{question.pk}"' in in_room
+
+
+# -- end to end through the consumers ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def async_room(make_room):
+    async def make(**kwargs):
+        return await database_sync_to_async(make_room)(**kwargs)
+
+    return make
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_report_and_crowd_flag_through_the_consumers(async_room):
+    created = await async_room()
+    code = created.room.code
+    async with Client(code) as host:
+        await host.send(type="host", token=created.host_token)
+        await host.state(phase="lobby")
+        players = [(await _join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
+        await host.send(type="start")
+        for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
+            await client.state(phase="question")
+            await client.send(type="answer", question=0, option=option)
+            await client.until(lambda m: m["type"] == "answered")
+        await host.state(phase="reveal")
+        await players[0].send(type="report", question=0, text="B is wrong, it is A")
+        assert (await players[0].until(lambda m: m["type"] == "reported"))["question"] == 0
+        flags = await database_sync_to_async(lambda: list(Flag.objects.order_by("kind").values("kind", "detail")))()
+        assert [f["kind"] for f in flags] == ["crowd", "reported"]
+        assert flags[1]["detail"]["text"] == "B is wrong, it is A" and flags[1]["detail"]["player"] == "Ann"
+        for client in players:
+            await client.__aexit__()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_connected_player_receives_the_corrected_leaderboard(make_room):
+    created, ann, bo = await database_sync_to_async(_three_questions_played)(make_room)
+    token = services.player_token(room_code=created.room.code, player_id=bo.pk)
+    async with Client(created.room.code) as phone:
+        await phone.send(type="resume", token=token)
+        before = await phone.state(phase="reveal")
+        assert before["you"]["score"] == 1850 and before["voided"] == []
+
+        def label_and_void():
+            question = created.room.round.entries.get(position=1).question
+            review_label(question=question, label="defective")
+            review.question_void(room_id=created.room.pk, question_index=1)
+
+        await database_sync_to_async(label_and_void)()
+        after = await phone.until(lambda m: m["type"] == "state" and m.get("voided") == [1])
+        assert after["you"]["score"] == 1000
+        assert {p["nickname"]: p["score"] for p in after["players"]} == {"Ann": 2100, "Bo": 1000}
+        assert after["seq"] > before["seq"]

@@ -1,0 +1,318 @@
+"""The review queue, its actions and the sweep page, through Django's test client."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from quiz.models import Provenance, Question
+from quiz.services import question_create, round_create
+from quiz.validation import QuestionData
+from verifier.models import Flag, Review, Threshold, Verdict
+from verifier.services import GateDecision, flag_record, review_label, verdict_record
+
+pytestmark = pytest.mark.django_db
+
+QUEUE = "/admin/verifier/reviewitem/"
+SWEEP = "/admin/verifier/threshold/sweep/"
+
+
+def decision(
+    *,
+    score: float | None = 0.42,
+    outcome: str = "dropped",
+    backend: str = "systemone",
+    model_id: str = "jev-1.13.0",
+    threshold: float = 0.6,
+) -> GateDecision:
+    probabilities = {} if score is None else {"answer_correct": score, "explanation_true": 0.97}
+    return GateDecision(
+        key="q",
+        outcome=outcome,
+        score=score,
+        threshold=threshold,
+        probabilities=probabilities,
+        reason="below_threshold" if outcome == "dropped" else ("timeout" if outcome == "unverified" else ""),
+        latency_ms=12,
+        backend=backend,
+        model_id=model_id,
+    )
+
+
+def make_question(text: str, *, options=("Paris", "Lyon", "Nice"), correct=0, model_id="writer-1") -> Question:
+    return question_create(
+        data=QuestionData(text=text, options=tuple(options), correct_index=correct, explanation=f"About {text}"),
+        provenance=Provenance.MODEL,
+        model_id=model_id,
+    )
+
+
+@pytest.fixture
+def staff(db):
+    return get_user_model().objects.create_superuser("reviewer", "r@example.com", "pw-for-tests-only")
+
+
+@pytest.fixture
+def staff_client(staff) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def queue():
+    """dropped, unverified, reported, crowd-flagged, and one passed question that is not in the queue."""
+    dropped = make_question("Capital of France, dropped?")
+    verdict_record(question_id=dropped.pk, decision=decision(score=0.42))
+    unverified = make_question("Capital of France, unverified?")
+    verdict_record(question_id=unverified.pk, decision=decision(score=None, outcome="unverified"))
+    passed = make_question("Capital of France, passed?")
+    verdict_record(question_id=passed.pk, decision=decision(score=0.9, outcome="passed"))
+    reported = make_question("Capital of France, reported?")
+    verdict_record(
+        question_id=reported.pk,
+        decision=decision(score=0.8, outcome="passed", backend="llm", model_id="checker-8b-2025-01"),
+    )
+    flag_record(
+        question_id=reported.pk,
+        kind="reported",
+        room_code="ROOMAA",
+        detail={"player": "Ada", "text": "<script>alert(1)</script> Lyon is the capital", "question_index": 0},
+    )
+    crowd = make_question("Capital of France, crowd?")
+    flag_record(
+        question_id=crowd.pk,
+        kind="crowd",
+        room_code="ROOMBB",
+        detail={"answers": 5, "option": 1, "share": 0.8, "distribution": [1, 4, 0], "marked": 0},
+    )
+    return {"dropped": dropped, "unverified": unverified, "passed": passed, "reported": reported, "crowd": crowd}
+
+
+def listed_ids(response) -> list[int]:
+    return [int(pk) for pk in re.findall(r'name="_selected_action" value="(\d+)"', response.content.decode())]
+
+
+def test_staff_sees_the_queue_newest_signal_first(staff_client, queue):
+    response = staff_client.get(QUEUE)
+    assert response.status_code == 200
+    ids = listed_ids(response)
+    assert set(ids) == {queue[k].pk for k in ("dropped", "unverified", "reported", "crowd")}
+    assert queue["passed"].pk not in ids
+    # The two flags are the newest signals; crowd was flagged last.
+    assert ids[:2] == [queue["crowd"].pk, queue["reported"].pk]
+    body = response.content.decode()
+    assert "0.42 / 0.60" in body and "Threshold sweep" in body
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("outcome=dropped", {"dropped"}),
+        ("outcome=unverified", {"unverified"}),
+        ("checker=llm|checker-8b-2025-01", {"reported"}),
+        ("reported=yes", {"reported"}),
+        ("crowd=yes", {"crowd"}),
+        ("crowd=no", {"dropped", "unverified", "reported"}),
+        ("room=ROOMBB", {"crowd"}),
+        ("label=any", {"dropped"}),
+        ("label=none", {"unverified", "reported", "crowd"}),
+        ("label=defective", {"dropped"}),
+    ],
+)
+def test_queue_filters(staff_client, queue, staff, query, expected):
+    review_label(question=queue["dropped"], label="defective", reviewer=staff)
+    response = staff_client.get(f"{QUEUE}?{query}")
+    assert response.status_code == 200
+    assert set(listed_ids(response)) == {queue[k].pk for k in expected}
+
+
+def test_date_filter(staff_client, queue):
+    Question.objects.filter(pk=queue["dropped"].pk).update(created_at=timezone.now() - timedelta(days=40))
+    since = (timezone.now() - timedelta(days=7)).date().isoformat()
+    response = staff_client.get(f"{QUEUE}?created_at__gte={since}")
+    assert queue["dropped"].pk not in listed_ids(response)
+    assert queue["crowd"].pk in listed_ids(response)
+
+
+def test_the_question_page_shows_the_evidence_escaped(staff_client, queue):
+    response = staff_client.get(f"{QUEUE}{queue['reported'].pk}/change/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Paris ✓ (marked correct)" in body
+    assert "About Capital of France, reported?" in body  # the explanation
+    assert "writer-1" in body  # provenance: the model that wrote it
+    assert "answer_correct 0.800" in body and "explanation_true 0.970" in body
+    assert "llm checker-8b-2025-01" in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; Lyon is the capital" in body and "<script>alert(1)" not in body
+    assert "Label defective" in body and "Fix and approve" in body
+    crowd = staff_client.get(f"{QUEUE}{queue['crowd'].pk}/change/").content.decode()
+    assert "B. Lyon" in crowd and "80%" in crowd
+
+
+def test_label_one_question_records_who_and_when(staff_client, staff, queue):
+    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    page = staff_client.get(f"{url}?label=defective")
+    assert page.status_code == 200 and "Label defective" in page.content.decode()
+    before = timezone.now()
+    response = staff_client.post(url, {"label": "defective", "note": "Lyon is not the capital  either"})
+    assert response.status_code == 302
+    review = Review.objects.get(question=queue["crowd"])
+    assert (review.label, review.reviewer, review.note) == ("defective", staff, "Lyon is not the capital either")
+    assert review.created_at >= before
+    # A later label counts; the earlier one is kept.
+    staff_client.post(url, {"label": "correct", "note": ""})
+    assert list(Review.objects.filter(question=queue["crowd"]).values_list("label", flat=True)) == [
+        "correct",
+        "defective",
+    ]
+    assert queue["crowd"].pk in listed_ids(staff_client.get(f"{QUEUE}?label=correct"))
+
+
+def test_bulk_label_asks_for_a_note_then_labels_every_selected_question(staff_client, staff, queue):
+    selected = [queue["dropped"].pk, queue["unverified"].pk]
+    page = staff_client.post(QUEUE, {"action": "label_defective", "_selected_action": selected, "index": 0})
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'name="note"' in body and "Capital of France, dropped?" in body
+    assert Review.objects.count() == 0
+    response = staff_client.post(
+        QUEUE, {"action": "label_defective", "_selected_action": selected, "apply": "1", "note": "bad batch"}
+    )
+    assert response.status_code == 302
+    reviews = Review.objects.all()
+    assert {r.question_id for r in reviews} == set(selected)
+    assert all(r.label == "defective" and r.reviewer == staff and r.note == "bad batch" for r in reviews)
+
+
+def test_fix_and_approve_keeps_the_original(staff_client, staff, queue):
+    original = queue["crowd"]
+    round_ = round_create(title="R", questions=[original], provenance="model", check_status="checked")
+    url = reverse("admin:verifier_reviewitem_fix", args=[original.pk])
+    assert "Save the fix" in staff_client.get(url).content.decode()
+    form = {
+        "text": "Which city is the capital of France?",
+        "option_1": "Paris",
+        "option_2": "Lyon",
+        "option_3": "Nice",
+        "option_4": "Marseille",
+        "correct": "A",
+        "explanation": "Paris has been the capital since 987.",
+        "source": "",
+        "note": "question was ambiguous",
+        "use_in_rounds": "on",
+    }
+    response = staff_client.post(url, form)
+    assert response.status_code == 302
+    original.refresh_from_db()
+    assert original.text == "Capital of France, crowd?" and original.options == ["Paris", "Lyon", "Nice"]
+    fix_review = Review.objects.get(question=original)
+    assert (
+        fix_review.label == "defective" and fix_review.reviewer == staff and fix_review.note == "question was ambiguous"
+    )
+    fixed = fix_review.fixed_as
+    assert fixed.text == "Which city is the capital of France?"
+    assert fixed.options == ["Paris", "Lyon", "Nice", "Marseille"] and fixed.correct_index == 0
+    assert fixed.model_id == original.model_id
+    assert Review.objects.get(question=fixed).label == "correct"
+    assert list(round_.entries.values_list("question_id", flat=True)) == [fixed.pk]
+
+
+def test_a_fix_goes_through_the_question_validation(staff_client, queue):
+    url = reverse("admin:verifier_reviewitem_fix", args=[queue["crowd"].pk])
+    count = Question.objects.count()
+    form = {"text": "Q?", "option_1": "Same", "option_2": "same", "correct": "A", "note": ""}
+    response = staff_client.post(url, form)
+    assert response.status_code == 200 and "two options are the same" in response.content.decode()
+    response = staff_client.post(url, {"text": "Q?", "option_1": "A", "option_2": "B", "correct": "D"})
+    assert "option D, marked correct, is empty" in response.content.decode()
+    assert Question.objects.count() == count and Review.objects.count() == 0
+
+
+def test_non_staff_and_anonymous_are_refused(queue):
+    user = get_user_model().objects.create_user("player", password="pw-for-tests-only")
+    anonymous, player = Client(), Client()
+    player.force_login(user)
+    pk = queue["crowd"].pk
+    urls = [
+        QUEUE,
+        f"{QUEUE}{pk}/change/",
+        reverse("admin:verifier_reviewitem_label", args=[pk]) + "?label=defective",
+        reverse("admin:verifier_reviewitem_fix", args=[pk]),
+        reverse("admin:verifier_reviewitem_void", args=[pk]),
+        SWEEP,
+    ]
+    for client in (anonymous, player):
+        for url in urls:
+            response = client.get(url)
+            assert response.status_code == 302 and "/admin/login/" in response["Location"], url
+        response = client.post(reverse("admin:verifier_reviewitem_label", args=[pk]), {"label": "correct", "note": "x"})
+        assert response.status_code == 302
+        response = client.post(SWEEP, {"backend": "systemone", "model_id": "m", "value": "0.5"})
+        assert response.status_code == 302
+    assert Review.objects.count() == 0 and Threshold.objects.count() == 0
+
+
+def test_staff_without_the_review_permission_can_look_but_not_label(queue):
+    user = get_user_model().objects.create_user("viewer", password="pw-for-tests-only", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_reviewitem"))
+    client = Client()
+    client.force_login(user)
+    assert client.get(QUEUE).status_code == 200
+    assert client.get(f"{QUEUE}{queue['crowd'].pk}/change/").status_code == 200
+    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    assert client.post(url, {"label": "correct"}).status_code == 403
+    assert Review.objects.count() == 0
+
+
+def _labelled_scores(model_id: str = "jev-1.13.0") -> None:
+    for n, (score, label) in enumerate([(0.3, "defective"), (0.5, "defective"), (0.7, "correct"), (0.9, "correct")]):
+        question = make_question(f"Sweep question {n}?")
+        verdict_record(question_id=question.pk, decision=decision(score=score, model_id=model_id))
+        review_label(question=question, label=label)
+
+
+def test_the_sweep_page_renders_the_table_and_the_svg_chart(staff_client):
+    _labelled_scores(model_id="jev-<b>1</b>")
+    response = staff_client.get(SWEEP)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<svg" in body and 'class="catch-rate"' in body and 'class="false-drop-rate"' in body
+    assert "<b>1</b>" not in body and "jev-&lt;b&gt;1&lt;/b&gt;" in body
+    assert "Widest threshold that drops no labelled-good question: <strong>0.7</strong>" in body
+    assert "catches 2 of 2 defective" in body
+    assert "Too few labels" in body
+    assert "Brier score" in body
+
+
+def test_the_sweep_page_stores_a_threshold_with_csrf(staff):
+    _labelled_scores()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(staff)
+    page = client.get(SWEEP).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    data = {"backend": "systemone", "model_id": "jev-1.13.0", "value": "0.7", "note": "from the sweep"}
+    assert client.post(SWEEP, data).status_code == 403  # no CSRF token
+    response = client.post(SWEEP, {**data, "csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    threshold = Threshold.objects.get(backend="systemone", model_id="jev-1.13.0")
+    assert (threshold.value, threshold.updated_by, threshold.note) == (0.7, staff, "from the sweep")
+    assert "Stored threshold" in client.get(SWEEP).content.decode()
+    client.post(SWEEP, {**data, "value": "1.5", "csrfmiddlewaretoken": token})
+    assert Threshold.objects.get().value == 0.7
+
+
+def test_the_sweep_page_without_labels_says_how_to_get_them(staff_client):
+    body = staff_client.get(SWEEP).content.decode()
+    assert "No labelled questions with recorded scores yet" in body
+
+
+def test_verdicts_stay_read_only(staff_client, queue):
+    verdict = Verdict.objects.first()
+    assert staff_client.post(f"/admin/verifier/verdict/{verdict.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Flag.objects.count() == 2

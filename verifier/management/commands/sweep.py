@@ -1,0 +1,55 @@
+"""python manage.py sweep [--backend B] [--model-id M] [--json] [--import FILE.json] [--export FILE.json]"""
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from verifier import conf
+from verifier.selectors import labelled_scores
+from verifier.services import labelled_set_export, labelled_set_import
+from verifier.sweep import format_text, sweep
+
+
+class Command(BaseCommand):
+    help = (
+        "What each threshold would have done to the labelled questions, per backend + model id: defects caught, "
+        "good questions dropped, the widest threshold that drops no good question, and each check's calibration."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--backend", help="only this backend (systemone, llm)")
+        parser.add_argument("--model-id", help="only this model id")
+        parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+        parser.add_argument(
+            "--import",
+            dest="import_file",
+            metavar="FILE",
+            help="first load a labelled set: a JSON list of {question, options, correct_index, explanation, "
+            "backend, model_id, probabilities: {check: p}, label: correct|defective, [score]}",
+        )
+        parser.add_argument("--export", metavar="FILE", help="write every labelled, scored question in that format")
+
+    def handle(self, *args, **options):
+        if options["import_file"]:
+            path = Path(options["import_file"])
+            try:
+                items = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise CommandError(f"cannot read {path}: {error}") from None
+            try:
+                result = labelled_set_import(items=items, note=f"imported from {path.name}")
+            except ValueError as error:
+                raise CommandError(f"{path}: {error}") from None
+            self.stderr.write(f"imported {result.created} labelled question(s), skipped {result.skipped} already there")
+        if options["export"]:
+            exported = labelled_set_export()
+            Path(options["export"]).write_text(json.dumps(exported, indent=2, ensure_ascii=False), encoding="utf-8")
+            self.stderr.write(f"exported {len(exported)} labelled question(s) to {options['export']}")
+        items = labelled_scores(backend=options["backend"], model_id=options["model_id"])
+        results = sweep(items, min_labels=conf.sweep_min_labels())
+        if options["json"]:
+            self.stdout.write(json.dumps([asdict(result) for result in results], indent=2))
+        else:
+            self.stdout.write(format_text(results))
