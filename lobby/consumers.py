@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from lobby import events, ratelimit, services
+from lobby import events, ratelimit, review, services
 from lobby.clock import clock_acquire, clock_release
 from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.machine import Action
@@ -178,6 +178,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if not isinstance(player_id, int) or isinstance(player_id, bool):
             return await self.send_error("bad_message", "Say which player to remove.")
         await db(services.player_remove)(room_id=self.room_id, player_id=player_id)
+
+    async def on_void(self, message):
+        """The host takes a played question out of this room's scores (points removed, leaderboard recomputed)."""
+        self._require("host")
+        index = message.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            return await self.send_error("bad_message", "Say which question to void.")
+        await db(review.question_void)(room_id=self.room_id, question_index=index, by_host=True)
 
     async def on_lock(self, message):
         self._require("host")

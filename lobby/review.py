@@ -169,15 +169,18 @@ def scores_recompute(room: Room) -> None:
             player.save(update_fields=["score", "streak"])
 
 
-def question_void(*, room_id: int, question_index: int, reviewer=None) -> VoidedQuestion:
-    """Take a question labelled defective out of one room's scores and send everyone the corrected leaderboard."""
+def question_void(*, room_id: int, question_index: int, reviewer=None, by_host: bool = False) -> VoidedQuestion:
+    """Take a question out of one room's scores and send everyone the corrected leaderboard.
+
+    A reviewer voids a question labelled defective; the host may void one on the spot in their own room
+    (e.g. when the crowd clearly disagrees with the marked answer) without a label."""
     with transaction.atomic():
         # The room's row lock orders this against a concurrent close or answer.
         room = Room.objects.select_for_update().get(pk=room_id)
         if question_index not in closed_indexes(room):
             raise VoidRefused("Only a question that has been played and closed can be voided.")
         question = round_question_list(round_id=room.round_id)[question_index]
-        if latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
+        if not by_host and latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
             raise VoidRefused("Label the question defective before voiding it.")
         if VoidedQuestion.objects.filter(room=room, question_index=question_index).exists():
             raise VoidRefused("That question is already voided in this room.")

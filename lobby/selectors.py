@@ -10,6 +10,7 @@ from django.utils import timezone
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
+from lobby.review import crowd_verdict
 from quiz.models import CheckStatus
 from quiz.selectors import round_question_list
 
@@ -44,7 +45,11 @@ def room_snapshot(*, room_id: int) -> dict:
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
             counts = dict(answers.values_list("option").annotate(n=Count("id")).values_list("option", "n"))
+            distribution = [counts.get(i, 0) for i in range(len(question.options))]
+            crowd = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
             snapshot["reveal"] = {
+                # A discreet marker for the host: a clear majority chose another option.
+                "crowd_disagrees": crowd.disagrees,
                 "correct_index": question.correct_index,
                 "explanation": question.explanation,
                 "source": question.source,

@@ -33,6 +33,16 @@ $("start-btn").addEventListener("click", () => act("start"));
 $("close-btn").addEventListener("click", () => act("close"));
 $("to-leaderboard-btn").addEventListener("click", () => act("next"));
 $("next-btn").addEventListener("click", () => act("next"));
+// Two steps, so a stray click cannot take points away from everyone.
+$("void-btn").addEventListener("click", (event) => {
+  const button = event.currentTarget;
+  if (button.dataset.armed !== String(state.question_index)) {
+    button.dataset.armed = String(state.question_index);
+    button.textContent = "Confirm: void it (no points for anyone)";
+    return;
+  }
+  socket.send({ type: "void", index: state.question_index });
+});
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 
 function render(next) {
@@ -102,6 +112,12 @@ function renderReveal() {
   );
   $("r-explanation").textContent = reveal.explanation;
   $("r-source").textContent = reveal.source ? `Source: ${reveal.source}` : "";
+  const voided = state.voided.includes(state.question_index);
+  $("crowd-marker").hidden = !reveal.crowd_disagrees || voided;
+  $("voided-note").hidden = !voided;
+  const voidButton = $("void-btn");
+  voidButton.hidden = voided;
+  if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = "Void this question";
 }
 
 function renderFinished() {

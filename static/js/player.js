@@ -142,7 +142,10 @@ function renderReveal() {
   const reveal = state.reveal;
   const mine = reveal.results[String(state.you.id)];
   const verdict = $("verdict");
-  if (!mine) {
+  if (state.voided.includes(state.question_index)) {
+    verdict.textContent = "Voided by the host — no points for this question";
+    verdict.className = "verdict missed";
+  } else if (!mine) {
     verdict.textContent = "No answer this time";
     verdict.className = "verdict missed";
   } else if (mine.correct) {

@@ -24,6 +24,7 @@ FIELDS = {
     "close": ["phase", "index"],
     "remove": ["player"],
     "lock": ["locked"],
+    "void": ["index"],
     "ping": [],
     "sync": ["seq"],
 }

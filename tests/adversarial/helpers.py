@@ -16,6 +16,7 @@ KNOWN_ERROR_CODES = {
     "unknown_type",
     "too_large",
     "rate_limited",
+    "void_refused",
     "game_error",
     "room_not_found",
     "room_full",

@@ -14,7 +14,7 @@ from .helpers import KNOWN_ERROR_CODES, Client, joined_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-HOST_TYPES = ["start", "next", "close", "remove", "lock"]
+HOST_TYPES = ["start", "next", "close", "remove", "lock", "void"]
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,8 @@ CORRECT = ["42", "Carbon dioxide", "Six"]
 WRONG = ["36", "Oxygen", "Eight"]
 
 
-def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tmp_path):
+def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tmp_path, settings):
+    settings.CROWD_MIN_ANSWERS = 3  # three phones are a crowd here
     host_ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     host = host_ctx.new_page()
     dialogs: list[str] = []
@@ -81,6 +82,15 @@ def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tm
         expect(players[0].locator("#verdict")).to_contain_text("Correct! +")
         expect(players[2].locator("#verdict")).to_have_text("Not this time")
         expect(players[2].locator("#r-answer")).to_contain_text(CORRECT[index])
+        if index == 0:
+            # Two of three chose "36": the host's screen says the crowd disagrees, and the host voids it.
+            expect(host.locator("#crowd-marker")).to_be_visible()
+            host.get_by_role("button", name="Void this question").click()
+            host.get_by_role("button", name="Confirm: void it (no points for anyone)").click()
+            expect(host.locator("#voided-note")).to_be_visible()
+            expect(players[0].locator("#verdict")).to_have_text("Voided by the host — no points for this question")
+        elif index == 2:  # two of three right: no marker
+            expect(host.locator("#crowd-marker")).to_be_hidden()
         host.get_by_role("button", name="Leaderboard").click()
         expect(host.locator("#leaderboard li").first).to_contain_text("Ada")
         expect(players[0].locator("#lb-rank")).to_have_text("You are #1 of 3")
@@ -91,6 +101,9 @@ def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tm
     expect(host.locator("#podium .podium-2")).to_contain_text("Bo")
     expect(players[0].locator("#final-rank")).to_contain_text("You finished #1 of 3")
     expect(players[2].locator("#final-rank")).to_contain_text("You finished #3 of 3 with 0 points")
+    # Ada's first answer was voided: two correct answers, the second with a streak bonus, at most 2100 points.
+    ada_points = int(re.search(r"with (\d+) points", players[0].locator("#final-rank").inner_text()).group(1))
+    assert 1000 <= ada_points <= 2100
 
     # The results CSV downloads from the host's screen.
     with host.expect_download() as download_info:

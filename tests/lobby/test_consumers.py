@@ -301,3 +301,28 @@ async def test_a_client_that_missed_events_catches_up_with_sync(room):
     fresh = await ann.state()
     assert fresh["seq"] == current["seq"] + 5 and fresh["locked"] is True
     await ann.__aexit__()
+
+
+async def test_the_host_voids_a_played_question_and_players_see_the_corrected_scores(room):
+    created = await room()
+    code = created.room.code
+    host = await Client(code).__aenter__()
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    ann, _ = await _join(code, "Ann")
+    await host.send(type="start")
+    await ann.state(phase="question")
+    await ann.send(type="void", index=0)
+    assert (await ann.error())["message"] == "Only the host can do that."
+    await ann.send(type="answer", question=0, option=1)  # right: 500+ points
+    reveal = await ann.state(phase="reveal")
+    assert reveal["you"]["score"] >= 500 and reveal["voided"] == []
+    await host.send(type="void", index=0)
+    corrected = await ann.state(phase="reveal", voided=[0])
+    assert corrected["you"]["score"] == 0
+    await host.send(type="void", index=0)
+    assert (await host.error())["code"] == "void_refused"
+    await host.send(type="void", index=1)  # not played yet
+    assert (await host.error())["code"] == "void_refused"
+    for client in (host, ann):
+        await client.__aexit__()
