@@ -124,6 +124,15 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
+# A worker killed mid-generation: its task goes back to the queue and another worker takes the job over.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Longer than any generation (QUIZ_WRITER_TIMEOUT per attempt); an unacknowledged task older than this
+    # is put back in the queue by the next sweep.
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+    "unacked_restore_throttle": 1,
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 
@@ -183,6 +192,8 @@ QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="gpt-4o-mini-2024-07-18")
 QUIZ_ALLOW_MODEL_ALIAS = env.bool("QUIZ_ALLOW_MODEL_ALIAS", default=False)
 QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
+# A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
+QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)

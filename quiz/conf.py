@@ -14,6 +14,7 @@ DEFAULTS: dict[str, Any] = {
     # Model ids known to move under the same name, beyond those ending in "latest".
     "QUIZ_MODEL_ALIASES": [],
     "QUIZ_MAX_ATTEMPTS": 3,
+    "QUIZ_JOB_STALE_SECONDS": 30.0,
     "QUIZ_WRITER_TIMEOUT": 60.0,
     # Generous: reasoning models spend tokens thinking before they write.
     "QUIZ_WRITER_MAX_TOKENS": 16384,
@@ -77,3 +78,8 @@ def writer_config() -> WriterConfig:
         timeout=float(setting("QUIZ_WRITER_TIMEOUT")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
     )
+
+
+def stale_after_seconds() -> float:
+    """A running job whose heartbeat is older than this has lost its worker."""
+    return float(setting("QUIZ_JOB_STALE_SECONDS"))

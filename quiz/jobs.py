@@ -11,6 +11,7 @@ import io
 import logging
 import os
 import threading
+from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import SyncToAsync, sync_to_async
@@ -37,7 +38,8 @@ from quiz.writer import (
     WriteOutcome,
     WriterProgress,
 )
-from verifier.services import Gate, verdict_record
+from verifier.models import PremiseTrigger
+from verifier.services import Gate, premise_groups_create, verdict_record
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +60,7 @@ def generation_job_get(*, job_id: int, owner_key: str) -> GenerationJob:
     job = GenerationJob.objects.filter(pk=job_id, owner_key=owner_key).first() if owner_key else None
     if job is None:
         raise GenerationNotFound("That generation does not exist or is not yours.")
-    return job
+    return generation_reap_if_stale(job)
 
 
 def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
@@ -84,7 +86,7 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
 
 def generation_snapshot_for(*, job_id: int) -> dict[str, Any] | None:
     job = GenerationJob.objects.filter(pk=job_id).first()
-    return generation_snapshot(job) if job else None
+    return generation_snapshot(generation_reap_if_stale(job)) if job else None
 
 
 def generation_round_questions(*, job: GenerationJob) -> list[tuple[Question, str]]:
@@ -239,6 +241,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
         report=sync_to_async(_job_progress_save_for(job_id)),
         source_limit=conf.source_max_chars(),
     )
+    heartbeat = asyncio.create_task(_heartbeat(job_id))
     try:
         async with gate:
             outcome = await writer.run()
@@ -248,8 +251,43 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
             job_id=job_id, message="Something went wrong while writing the round. Try again."
         )
         return None
+    finally:
+        heartbeat.cancel()
     await sync_to_async(_job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled)
     return outcome
+
+
+HEARTBEAT_SECONDS = 5
+
+
+async def _heartbeat(job_id: int) -> None:
+    """Prove the job is alive even while the model thinks for a long time without writing a question."""
+    beat = sync_to_async(
+        lambda: GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.RUNNING).update(
+            updated_at=timezone.now()
+        )
+    )
+    while True:
+        await asyncio.sleep(HEARTBEAT_SECONDS)
+        try:
+            await beat()
+        except Exception:
+            logger.warning("generation %s: heartbeat failed", job_id, exc_info=True)
+
+
+def _is_stale(job: GenerationJob) -> bool:
+    return job.updated_at < timezone.now() - timedelta(seconds=conf.stale_after_seconds())
+
+
+def generation_reap_if_stale(job: GenerationJob) -> GenerationJob:
+    """A job whose worker died is reported as failed (with a retry button), never left spinning."""
+    if job.status == GenerationStatus.RUNNING and _is_stale(job):
+        _job_fail(
+            job_id=job.pk,
+            message="Writing this round stopped unexpectedly (the worker went away). Retry to start again.",
+        )
+        job.refresh_from_db()
+    return job
 
 
 def _broadcast(job_id: int) -> None:
@@ -259,16 +297,23 @@ def _broadcast(job_id: int) -> None:
 
 def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | None:
     job = GenerationJob.objects.filter(pk=job_id).first()
-    if job is None or job.status != GenerationStatus.QUEUED:
+    if job is None:
+        return None
+    # A RUNNING job whose heartbeat stopped was left by a worker that died: a redelivered task takes it over.
+    takeover = job.status == GenerationStatus.RUNNING and _is_stale(job)
+    if job.status != GenerationStatus.QUEUED and not takeover:
         return None
     problem = model_pin_problem()
     if problem:
         _job_fail(job_id=job_id, message=problem)
         return None
     gate = Gate.from_settings(source_text=job.source_text or None)
-    updated = GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.QUEUED).update(
+    # Compare-and-set on what we read, so two deliveries of the same task never both run it.
+    updated = GenerationJob.objects.filter(pk=job_id, status=job.status, updated_at=job.updated_at).update(
         status=GenerationStatus.RUNNING, gated=gate.enabled, revision=F("revision") + 1, updated_at=timezone.now()
     )
+    if updated and takeover:
+        logger.warning("generation %s: its worker went away; restarting it", job_id)
     if not updated:
         return None
     _broadcast(job_id)
@@ -360,6 +405,10 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
         check_status=outcome.check_status,
         owner_key=job.owner_key,
     )
+    # Round-mates of what the gate dropped may rest on the same wrong premise: grouped and re-checked blind.
+    dropped_ids = [questions[c.key].pk for c in kept if c.decision is not None and not c.decision.playable]
+    if gated and dropped_ids:
+        premise_groups_create(origin_ids=dropped_ids, round_id=round_.pk, trigger=PremiseTrigger.DROPPED)
     job.round = round_
     job.question_marks = {str(questions[key].pk): mark for key, mark in outcome.marks.items()}
     job.status = GenerationStatus.DONE

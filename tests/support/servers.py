@@ -96,12 +96,12 @@ def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env
     return Proc(name=name, popen=popen, port=port)
 
 
-def start_celery_worker(name: str = "worker", *, log_path: Path | None = None) -> Proc:
+def start_celery_worker(name: str = "worker", *, log_path: Path | None = None, env: dict | None = None) -> Proc:
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115
     popen = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--concurrency", "1",
          "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=server_env(), stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     return Proc(name=name, popen=popen)
 
