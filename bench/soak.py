@@ -1,0 +1,61 @@
+"""Soak: games back to back for M minutes at N rooms x 20 players on one server set; RSS at start and end.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
+        .venv/bin/python bench/soak.py --rooms 25 --minutes 10
+"""
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+
+import django
+from ws_load import make_rooms, pct, rss_kb, run_quizgate, start_server  # noqa: I001 - sets Django up first
+
+from tests.support.servers import server_env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rooms", type=int, default=25)
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--questions", type=int, default=3)
+    args = parser.parse_args()
+    if not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
+        sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL")
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    env = server_env(GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
+    server, port = start_server("config.asgi:application", args.workers, env)
+    rss_start = None
+    games = errors = dropped = 0
+    fanout: list[float] = []
+    deadline = time.monotonic() + args.minutes * 60
+    try:
+        while time.monotonic() < deadline:
+            rooms = make_rooms(args.rooms, args.questions)
+            django.db.connections.close_all()
+            result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
+            if rss_start is None:
+                rss_start = rss_kb(server.pid)  # after the first game: warm caches, loaded code
+            games += 1
+            errors += len(result["failures"]) + (result["players"] - result["connected"])
+            dropped += result["dropped"]
+            fanout += result["fanout"]
+        rss_end = rss_kb(server.pid)
+    finally:
+        server.terminate()
+        server.wait(10)
+    print(
+        f"soak: {args.minutes:g} min, {games} rounds of {args.rooms} rooms x 20 players; "
+        f"errors {errors}, dropped {dropped}; fan-out p95 {pct(fanout, 95):.0f} ms; "
+        f"server RSS after the first round {rss_start / 1024:.0f} MiB, at the end {rss_end / 1024:.0f} MiB "
+        f"({(rss_end - rss_start) / max(rss_start, 1) * 100:+.1f} %)"
+    )
+
+
+if __name__ == "__main__":
+    main()
