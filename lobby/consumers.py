@@ -4,6 +4,7 @@ import asyncio
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -20,10 +21,13 @@ from lobby.selectors import player_view, room_seq, room_snapshot
 logger = logging.getLogger(__name__)
 
 
+_db_threads = ThreadPoolExecutor(max_workers=settings.DB_THREADS, thread_name_prefix="quizgate-db")
+
+
 def db(func):
-    """Run a service in the thread pool. Not thread-sensitive: the game's writes are safe to run side by side
-    (row locks and compare-and-set), and one shared thread per process would queue every player's answer."""
-    return database_sync_to_async(func, thread_sensitive=False)
+    """Run a service in a pool of threads. Not thread-sensitive: the game's writes are safe side by side (row
+    locks and compare-and-set), and one shared thread per process would queue every player's answer."""
+    return database_sync_to_async(func, thread_sensitive=False, executor=_db_threads)
 
 
 DB_RETRY_INTERVAL = 0.3

@@ -1,9 +1,11 @@
 """Group names and the one room event. Sent only after the transaction that caused it commits."""
 
+import asyncio
 import logging
+import os
 import time
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -29,17 +31,34 @@ def answers_changed(*, room_code: str, question_index: int, answered_count: int)
 
 
 def _send(room_code: str, event: dict) -> None:
+    loop = _server_loop()
+    if loop is not None:
+        # Called from a worker thread of the server: hand the send to the event loop and return, so the
+        # thread (and the database connection it holds) is free for the next player's action at once.
+        asyncio.run_coroutine_threadsafe(_send_async(room_code, event), loop)
+    else:  # a Celery worker, a management command: no server loop to hand it to
+        async_to_sync(_send_async)(room_code, event)
+
+
+async def _send_async(room_code: str, event: dict) -> None:
     # A restarted Redis leaves a dead connection in the pool: the first send fails, a second one reconnects.
     for attempt in range(SEND_ATTEMPTS):
         try:
-            async_to_sync(get_channel_layer().group_send)(room_group(room_code), event)
+            await get_channel_layer().group_send(room_group(room_code), event)
             return
         except Exception:
             if attempt + 1 == SEND_ATTEMPTS:
                 # Clients still catch up: the next event or their periodic sync brings a fresh snapshot.
                 logger.exception("event for room %s failed", room_code)
             else:
-                time.sleep(0.2 * (attempt + 1))
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+
+def _server_loop() -> asyncio.AbstractEventLoop | None:
+    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
+        return None
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    return loop if loop is not None and loop.is_running() else None
 
 
 def room_broadcast(*, room_id: int) -> None:

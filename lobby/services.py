@@ -299,7 +299,8 @@ def answer_submit(
         # Only the count changed: a small event for the host's screen, not a snapshot to every player.
         answered = Answer.objects.filter(room=room, question_index=question_index, player__removed=False).count()
         events.answers_changed(room_code=room.code, question_index=question_index, answered_count=answered)
-    closed = _close_if_everyone_answered(room_id=room.pk)
+        everyone = answered >= room.players.filter(removed=False).count()
+    closed = everyone and question_close(room_id=room.pk, question_index=question_index)
     return AnswerAck(question_index=question_index, option=option, closed=closed)
 
 

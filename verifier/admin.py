@@ -24,6 +24,8 @@ from verifier.chart import sweep_chart
 from verifier.models import (
     Flag,
     FlagKind,
+    PremiseCheck,
+    PremiseGroup,
     Review,
     ReviewItem,
     ReviewLabel,
@@ -31,7 +33,7 @@ from verifier.models import (
     Verdict,
     VerdictOutcome,
 )
-from verifier.selectors import labelled_scores, question_flags, review_queue
+from verifier.selectors import labelled_scores, question_flags, question_premise_groups, review_queue
 from verifier.services import question_fix, reviews_label, threshold_set
 from verifier.sweep import sweep
 
@@ -40,6 +42,44 @@ NONE = "—"
 
 def _rate(value: float | None) -> str:
     return NONE if value is None else f"{value * 100:.0f}%"
+
+
+def _letter_index(value: object) -> int | None:
+    if isinstance(value, str) and len(value) == 1 and value in OPTION_LETTERS:
+        return OPTION_LETTERS.index(value)
+    return None
+
+
+def _blind_summary(details: dict, options: list) -> str:
+    """One line for a verdict's blind answer: P(marked), and the option the checker chose if it disagreed."""
+    if isinstance(details.get("blind_missing"), dict):
+        return f"missing ({details['blind_missing'].get('reason', 'unknown')})"
+    blind = details.get("blind")
+    if not isinstance(blind, dict):
+        return NONE
+    summary = f"P(marked {blind.get('marked', '?')}) {_rate(blind.get('marked_probability'))}"
+    chose = details.get("checker_chose")
+    index = _letter_index(chose)
+    if index is not None:
+        text = options[index] if index < len(options) else details.get("checker_chose_text", "")
+        summary += f"; the checker chose {chose}. {text} ({_rate(details.get('checker_chose_probability'))})"
+    return summary
+
+
+def _member_blind(member) -> str:
+    if member.status in (PremiseCheck.UNVERIFIED, PremiseCheck.UNCHECKED):
+        return member.reason or NONE
+    if member.marked_probability is None:
+        return NONE
+    options = member.question.options
+    marked = OPTION_LETTERS[member.question.correct_index]
+    summary = f"P(marked {marked}) {_rate(member.marked_probability)}"
+    index = _letter_index(member.checker_chose)
+    if index is not None:
+        text = options[index] if index < len(options) else ""
+        chosen = member.blind_probabilities.get(member.checker_chose)
+        summary += f"; the checker chose {member.checker_chose}. {text} ({_rate(chosen)})"
+    return summary
 
 
 # -- filters ------------------------------------------------------------------------------------------------------
@@ -98,6 +138,32 @@ class CrowdFilter(YesNoFilter):
     field = "is_crowd_flagged"
 
 
+class CheckerChoseFilter(YesNoFilter):
+    title = "the blind checker chose another option"
+    parameter_name = "checker_chose"
+    field = "checker_disagrees"
+
+
+class PremiseGroupFilter(admin.SimpleListFilter):
+    """One premise group: its origin and every member, shown together."""
+
+    title = "premise group"
+    parameter_name = "premise_group"
+
+    def lookups(self, request, model_admin):
+        groups = PremiseGroup.objects.order_by("-id").values_list("id", "origin_id")[:30]
+        return [(str(pk), f"#{pk} (from question {origin})") for pk, origin in groups]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if not value or not value.isdigit():
+            return queryset
+        group = PremiseGroup.objects.filter(pk=int(value)).first()
+        if group is None:
+            return queryset.none()
+        return queryset.filter(Q(pk=group.origin_id) | Q(premise_memberships__group=group)).distinct()
+
+
 class LabelFilter(admin.SimpleListFilter):
     title = "label"
     parameter_name = "label"
@@ -151,7 +217,9 @@ class FixForm(forms.Form):
     )
     source = forms.CharField(max_length=MAX_SOURCE, required=False)
     note = forms.CharField(max_length=500, required=False, label="Note (why it was wrong)")
-    use_in_rounds = forms.BooleanField(required=False, initial=True, label="Use the fixed version in its rounds")
+    use_in_rounds = forms.BooleanField(
+        required=False, initial=False, label="Use the fixed version in its rounds (also in rooms being played now)"
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -169,7 +237,7 @@ class FixForm(forms.Form):
             "correct": OPTION_LETTERS[question.correct_index],
             "explanation": question.explanation,
             "source": question.source,
-            "use_in_rounds": True,
+            "use_in_rounds": False,
         }
         for number, option in enumerate(question.options, start=1):
             initial[f"option_{number}"] = option
@@ -207,13 +275,15 @@ def label_defective(modeladmin: "ReviewItemAdmin", request: HttpRequest, queryse
 
 @admin.register(ReviewItem)
 class ReviewItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "short_text", "outcome", "score", "checker", "signals", "label", "queued_at"]
+    list_display = ["id", "short_text", "outcome", "score", "checker", "signals", "premise", "label", "queued_at"]
     list_display_links = ["id", "short_text"]
     list_filter = [
         OutcomeFilter,
         CheckerFilter,
         ReportedFilter,
         CrowdFilter,
+        CheckerChoseFilter,
+        PremiseGroupFilter,
         LabelFilter,
         FlagRoomFilter,
         ("created_at", admin.DateFieldListFilter),
@@ -226,6 +296,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
         "question_block",
         "provenance_block",
         "verdicts_block",
+        "blind_block",
+        "premise_block",
         "reports_block",
         "crowd_block",
         "answers_block",
@@ -277,8 +349,24 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="signals")
     def signals(self, obj) -> str:
-        found = [name for name, on in [("reported", obj.is_reported), ("crowd disagrees", obj.is_crowd_flagged)] if on]
+        found = [
+            name
+            for name, on in [
+                ("reported", obj.is_reported),
+                ("crowd disagrees", obj.is_crowd_flagged),
+                ("checker chose another option", obj.checker_disagrees),
+                ("shares a premise", obj.is_premise_flagged),
+            ]
+            if on
+        ]
         return ", ".join(found) or NONE
+
+    @admin.display(description="premise group", ordering="premise_group")
+    def premise(self, obj) -> SafeString | str:
+        if obj.premise_group is None:
+            return NONE
+        url = f"{reverse('admin:verifier_reviewitem_changelist')}?premise_group={obj.premise_group}"
+        return format_html('<a href="{}">#{}</a>', url, obj.premise_group)
 
     @admin.display(description="label", ordering="label")
     def label(self, obj) -> str:
@@ -335,7 +423,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
             return format_html("{}", "No verdict: the gate did not see this question.")
         rows = format_html_join(
             "",
-            "<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
                     v.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -345,6 +433,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
                     NONE if v.score is None else f"{v.score:.3f}",
                     f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
                     ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
+                    _blind_summary(v.details if isinstance(v.details, dict) else {}, obj.options),
                     " ".join(part for part in (v.reason, v.message) if part) or NONE,
                 )
                 for v in verdicts
@@ -352,9 +441,84 @@ class ReviewItemAdmin(admin.ModelAdmin):
         )
         return format_html(
             '<table class="review-table"><thead><tr><th>when</th><th>checker</th><th>outcome</th><th>score</th>'
-            "<th>threshold</th><th>probabilities</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
+            "<th>threshold</th><th>probabilities</th><th>blind answer</th><th>reason</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
             rows,
         )
+
+    @admin.display(description="the blind checker")
+    def blind_block(self, obj) -> SafeString:
+        """The latest verdict's blind answer, said plainly: which option the checker chose without the answer."""
+        verdict = Verdict.objects.filter(question=obj).exclude(details={}).order_by("-created_at", "-id").first()
+        details = verdict.details if verdict is not None and isinstance(verdict.details, dict) else {}
+        chose = details.get("checker_chose")
+        index = _letter_index(chose)
+        if index is not None:
+            text = obj.options[index] if index < len(obj.options) else details.get("checker_chose_text", "")
+            marked = OPTION_LETTERS[obj.correct_index]
+            return format_html(
+                '<p class="checker-chose"><strong>The checker chose {}. {}</strong> ({}) when asked without the '
+                "marked answer; the quiz marks {}. {} ({}).</p>",
+                chose,
+                text,
+                _rate(details.get("checker_chose_probability")),
+                marked,
+                obj.options[obj.correct_index],
+                _rate((details.get("blind") or {}).get("marked_probability")),
+            )
+        if "blind_missing" in details:
+            missing = details["blind_missing"] if isinstance(details["blind_missing"], dict) else {}
+            return format_html(
+                '<p class="blind-missing">The blind check is missing ({}): the score is the lower of the other '
+                "checks only.</p>",
+                missing.get("reason", "unknown"),
+            )
+        if isinstance(details.get("blind"), dict):
+            return format_html("<p>{}</p>", _blind_summary(details, obj.options))
+        return format_html("{}", NONE)
+
+    @admin.display(description="premise groups")
+    def premise_block(self, obj) -> SafeString:
+        groups = question_premise_groups(question=obj)
+        if not groups:
+            return format_html("{}", NONE)
+        changelist = reverse("admin:verifier_reviewitem_changelist")
+        blocks = []
+        for group in groups:
+            rows = format_html_join(
+                "",
+                '<tr class="{}"><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
+                (
+                    (
+                        "premise-this" if member.question_id == obj.pk else "",
+                        reverse("admin:verifier_reviewitem_change", args=[member.question_id]),
+                        member.question_id,
+                        member.question.text,
+                        ", ".join(member.shared) or NONE,
+                        member.get_status_display(),
+                        _member_blind(member),
+                    )
+                    for member in group.members.all()
+                ),
+            )
+            blocks.append(
+                format_html(
+                    '<div class="premise-group"><p><strong>Premise group #{}</strong>: question <a href="{}">{}</a> '
+                    '({}) {} · round: {} · <a href="{}?premise_group={}">see the group in the queue</a></p>'
+                    '<table class="review-table"><thead><tr><th>question</th><th>text</th><th>shares</th>'
+                    "<th>blind re-check</th><th>blind answer</th></tr></thead><tbody>{}</tbody></table></div>",
+                    group.pk,
+                    reverse("admin:verifier_reviewitem_change", args=[group.origin_id]),
+                    group.origin_id,
+                    group.get_trigger_display().lower(),
+                    "(this question)" if group.origin_id == obj.pk else "",
+                    group.round.title if group.round else NONE,
+                    changelist,
+                    group.pk,
+                    rows,
+                )
+            )
+        return format_html_join("", "{}", ((block,) for block in blocks))
 
     @admin.display(description="players' reports")
     def reports_block(self, obj) -> SafeString:

@@ -22,6 +22,11 @@ DEFAULTS: dict[str, Any] = {
     "VERIFIER_ANSWERS_QUESTION_MIN": 0.80,
     "VERIFIER_UNSUPPORTED_DETAIL_MAX": 0.15,
     "VERIFIER_CONTRADICTION_MAX": 0.10,
+    # Blind re-answering: the checker answers the question without seeing the marked option; P(marked) is a
+    # third score in the min. On by default wherever the backend can ask it (systemone, llm).
+    "VERIFIER_BLIND": True,
+    # "The checker chose X": another option got at least this probability (and more than the marked one).
+    "VERIFIER_BLIND_DISAGREE": 0.5,
     # The crowd signal: after a question closes, at least this many answers, and at least this share on one
     # option that is not the marked one, flag the question "the crowd disagrees".
     "CROWD_MIN_ANSWERS": 5,
@@ -75,6 +80,14 @@ def default_threshold() -> float:
     return float(setting("VERIFIER_DEFAULT_THRESHOLD"))
 
 
+def blind() -> bool:
+    return bool(setting("VERIFIER_BLIND"))
+
+
+def blind_disagree() -> float:
+    return float(setting("VERIFIER_BLIND_DISAGREE"))
+
+
 def crowd_min_answers() -> int:
     return max(1, int(setting("CROWD_MIN_ANSWERS")))
 
@@ -118,6 +131,8 @@ class GateConfig:
     max_body_bytes: int
     default_threshold: float
     grounded_bounds: GroundedBounds
+    blind: bool = True
+    blind_disagree: float = 0.5
 
 
 def gate_config() -> GateConfig:
@@ -132,6 +147,8 @@ def gate_config() -> GateConfig:
         max_body_bytes=max_body_bytes(),
         default_threshold=default_threshold(),
         grounded_bounds=grounded_bounds(),
+        blind=blind(),
+        blind_disagree=blind_disagree(),
     )
 
 

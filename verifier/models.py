@@ -99,6 +99,7 @@ class Review(models.Model):
 class FlagKind(models.TextChoices):
     REPORTED = "reported", "Reported by a player"
     CROWD = "crowd", "The crowd disagrees"
+    PREMISE = "premise", "Shares a premise with a defective question"
 
 
 class Flag(models.Model):
@@ -107,7 +108,8 @@ class Flag(models.Model):
     question = models.ForeignKey("quiz.Question", on_delete=models.CASCADE, related_name="flags")
     kind = models.CharField(max_length=10, choices=FlagKind.choices)
     room_code = models.CharField(max_length=8, blank=True, db_index=True)
-    # reported: {"player", "text", "question_index", "report_id"}; crowd: {"answers", "option", "share", ...}.
+    # reported: {"player", "text", "question_index", "report_id"}; crowd: {"answers", "option", "share", ...};
+    # premise: {"premise_group", "origin", "shared"}.
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -117,6 +119,64 @@ class Flag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} q{self.question_id} in {self.room_code or '-'}"
+
+
+class PremiseTrigger(models.TextChoices):
+    DROPPED = "dropped", "Dropped by the gate"
+    DEFECTIVE = "defective", "Labelled defective"
+
+
+class PremiseGroup(models.Model):
+    """A question found defective (dropped, or labelled so) and the questions of one round that share its key
+    entities, dates or numbers: they may rest on the same wrong premise, so they are re-checked blind and
+    shown to the reviewer together."""
+
+    origin = models.ForeignKey("quiz.Question", on_delete=models.CASCADE, related_name="premise_groups")
+    round = models.ForeignKey("quiz.Round", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    trigger = models.CharField(max_length=10, choices=PremiseTrigger.choices)
+    # The origin's key terms, as written (for the reviewer).
+    terms = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["origin", "round"], name="premise_group_origin_round")]
+
+    def __str__(self) -> str:
+        return f"premise group {self.pk}: q{self.origin_id} in round {self.round_id or '-'}"
+
+
+class PremiseCheck(models.TextChoices):
+    PENDING = "pending", "Waiting for the blind re-check"
+    AGREES = "agrees", "The blind checker agrees"
+    DOUBTFUL = "doubtful", "Below the threshold blind"
+    DISAGREES = "disagrees", "The checker chose another option"
+    UNVERIFIED = "unverified", "The blind re-check failed"
+    UNCHECKED = "unchecked", "Not re-checked (no blind check)"
+
+
+class PremiseMember(models.Model):
+    group = models.ForeignKey(PremiseGroup, on_delete=models.CASCADE, related_name="members")
+    question = models.ForeignKey("quiz.Question", on_delete=models.CASCADE, related_name="premise_memberships")
+    # The key terms it shares with the origin, as written, heaviest first.
+    shared = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=PremiseCheck.choices, default=PremiseCheck.PENDING)
+    # The blind re-check: probability per option letter, P(marked), the option the checker chose instead.
+    blind_probabilities = models.JSONField(default=dict, blank=True)
+    marked_probability = models.FloatField(null=True, blank=True)
+    checker_chose = models.CharField(max_length=2, blank=True)
+    threshold = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=40, blank=True)
+    message = models.CharField(max_length=300, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["group", "id"]
+        constraints = [models.UniqueConstraint(fields=["group", "question"], name="premise_member_unique")]
+
+    def __str__(self) -> str:
+        return f"q{self.question_id} in premise group {self.group_id} ({self.status})"
 
 
 class ReviewItem(Question):

@@ -13,6 +13,8 @@ SUPPORTED = "supported"
 ANSWERS_QUESTION = "answers_question"
 UNSUPPORTED_DETAIL = "unsupported_detail"
 CONTRADICTION = "contradiction"
+# P(marked option) when the checker answers the question blind (without the marked answer or the explanation).
+BLIND = "blind"
 
 GROUNDED_CHECKS = (SUPPORTED, ANSWERS_QUESTION, UNSUPPORTED_DETAIL, CONTRADICTION)
 
@@ -49,12 +51,20 @@ def is_probability(value: object) -> bool:
     )
 
 
-def closed_book_score(*, probabilities: Mapping[str, float], has_explanation: bool) -> float:
-    return min(float(probabilities[name]) for name in closed_book_checks(has_explanation=has_explanation))
+def scored_checks(*, has_explanation: bool, has_blind: bool = False) -> tuple[str, ...]:
+    """The probabilities whose minimum is the closed-book score."""
+    return closed_book_checks(has_explanation=has_explanation) + ((BLIND,) if has_blind else ())
 
 
-def closed_book_judgement(*, probabilities: Mapping[str, float], has_explanation: bool, threshold: float) -> Judgement:
-    score = closed_book_score(probabilities=probabilities, has_explanation=has_explanation)
+def closed_book_score(*, probabilities: Mapping[str, float], has_explanation: bool, has_blind: bool = False) -> float:
+    checks = scored_checks(has_explanation=has_explanation, has_blind=has_blind)
+    return min(float(probabilities[name]) for name in checks)
+
+
+def closed_book_judgement(
+    *, probabilities: Mapping[str, float], has_explanation: bool, threshold: float, has_blind: bool = False
+) -> Judgement:
+    score = closed_book_score(probabilities=probabilities, has_explanation=has_explanation, has_blind=has_blind)
     if score >= threshold:
         return Judgement(outcome=Outcome.PASSED, score=score)
     return Judgement(outcome=Outcome.DROPPED, score=score, reason=f"score {score:.2f} < threshold {threshold:.2f}")
@@ -87,3 +97,50 @@ def grounded_judgement(*, probabilities: Mapping[str, float], bounds: GroundedBo
     if failures:
         return Judgement(outcome=Outcome.DROPPED, score=score, reason="; ".join(failures))
     return Judgement(outcome=Outcome.PASSED, score=score)
+
+
+@dataclass(frozen=True)
+class BlindReading:
+    """What the blind answer says about the marked option."""
+
+    probabilities: dict[str, float]  # option letter -> probability, summing to 1
+    marked: str
+    marked_probability: float
+    pick: str  # the most probable option (the marked one on a tie)
+    pick_probability: float
+    disagrees: bool  # the checker confidently chose another option
+
+    def as_details(self) -> dict[str, object]:
+        return {
+            "probabilities": {letter: round(p, 6) for letter, p in self.probabilities.items()},
+            "marked": self.marked,
+            "marked_probability": round(self.marked_probability, 6),
+            "pick": self.pick,
+            "pick_probability": round(self.pick_probability, 6),
+            "disagrees": self.disagrees,
+        }
+
+
+def normalised(probabilities: Mapping[str, float], *, letters: tuple[str, ...]) -> dict[str, float] | None:
+    """Spread over exactly `letters` (a letter not given counts 0), scaled to sum to 1; None when nothing is left."""
+    values = {letter: max(0.0, float(probabilities.get(letter, 0.0))) for letter in letters}
+    mass = sum(values.values())
+    if mass <= 0.0 or not math.isfinite(mass):
+        return None
+    return {letter: value / mass for letter, value in values.items()}
+
+
+def blind_reading(*, probabilities: Mapping[str, float], marked: str, disagree_at: float) -> BlindReading:
+    """`probabilities` is already normalised over the options (see `normalised`)."""
+    marked_probability = float(probabilities.get(marked, 0.0))
+    pick = max(probabilities, key=lambda letter: (probabilities[letter], letter == marked))
+    pick_probability = float(probabilities[pick])
+    disagrees = pick != marked and pick_probability > marked_probability and pick_probability >= disagree_at
+    return BlindReading(
+        probabilities=dict(probabilities),
+        marked=marked,
+        marked_probability=marked_probability,
+        pick=pick,
+        pick_probability=pick_probability,
+        disagrees=disagrees,
+    )

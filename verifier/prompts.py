@@ -100,6 +100,25 @@ def question_document(
     return document
 
 
+BLIND_INSTRUCTIONS = "Which option is the factually correct answer to the quiz question?"
+
+
+def option_letters(options: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(OPTION_LABELS[: min(len(options), len(OPTION_LABELS))])
+
+
+def blind_document(*, text: str, options: tuple[str, ...]) -> dict[str, Any]:
+    """The state of the blind question: the question and its options, and nothing that says which one is marked.
+
+    No marked answer and no explanation: a checker that sees the claim tends to agree with it.
+    """
+    return {
+        "kind": "multiple-choice quiz question",
+        "question": _flat(text),
+        "options": {letter: _flat(option) for letter, option in zip(option_letters(options), options, strict=False)},
+    }
+
+
 def render_document(document: dict[str, Any]) -> str:
     # JSON keeps every value quoted and escaped, so no value can pose as a label or close the block.
     return json.dumps(document, ensure_ascii=False, indent=2)

@@ -1,12 +1,26 @@
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BigIntegerField, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from quiz.models import Question
 from verifier import conf
-from verifier.models import Flag, FlagKind, Review, ReviewItem, Threshold, Verdict, VerdictOutcome
+from verifier.models import (
+    Flag,
+    FlagKind,
+    PremiseGroup,
+    PremiseMember,
+    Review,
+    ReviewItem,
+    Threshold,
+    Verdict,
+    VerdictOutcome,
+)
 from verifier.sweep import LabelledScore
 
 IMPORTED = "imported"
+# A passed question whose blind check failed, or whose blind checker confidently chose another option, carries
+# one of these verdict reasons, so it waits in the review queue although it is played.
+BLIND_MISSING_PREFIX = "blind_"
+CHECKER_DISAGREES = "checker_disagrees"
 
 
 def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
@@ -56,11 +70,21 @@ def labelled_scores(*, backend: str | None = None, model_id: str | None = None) 
 
 
 def review_queue() -> QuerySet[ReviewItem]:
-    """Every question that was dropped, passed unverified, reported or flagged by the crowd, newest signal first."""
+    """Every question that was dropped, passed unverified or without its blind check, that the blind checker
+    answered differently, that was reported, flagged by the crowd or grouped with a defective question by a shared
+    premise; newest signal first."""
     # An imported graded set (`sweep --import`) is already labelled: its verdicts do not queue it.
     held = Verdict.objects.filter(
-        question=OuterRef("pk"), outcome__in=[VerdictOutcome.DROPPED, VerdictOutcome.UNVERIFIED]
+        Q(outcome__in=[VerdictOutcome.DROPPED, VerdictOutcome.UNVERIFIED])
+        | Q(reason=CHECKER_DISAGREES)
+        | Q(reason__startswith=BLIND_MISSING_PREFIX),
+        question=OuterRef("pk"),
     ).exclude(reason=IMPORTED)
+    checker_chose = Verdict.objects.filter(question=OuterRef("pk"), details__has_key="checker_chose")
+    latest_group = Subquery(
+        PremiseMember.objects.filter(question=OuterRef("pk")).order_by("-group_id").values("group_id")[:1]
+    )
+    origin_group = Subquery(PremiseGroup.objects.filter(origin=OuterRef("pk")).order_by("-id").values("id")[:1])
     flags = Flag.objects.filter(question=OuterRef("pk"))
     last_signal = Subquery(flags.order_by("-created_at").values("created_at")[:1])
     latest_verdict = Verdict.objects.filter(question=OuterRef("pk")).order_by("-created_at", "-id")
@@ -70,6 +94,9 @@ def review_queue() -> QuerySet[ReviewItem]:
             is_held=Exists(held),
             is_reported=Exists(flags.filter(kind=FlagKind.REPORTED)),
             is_crowd_flagged=Exists(flags.filter(kind=FlagKind.CROWD)),
+            is_premise_flagged=Exists(flags.filter(kind=FlagKind.PREMISE)),
+            checker_disagrees=Exists(checker_chose),
+            premise_group=Coalesce(latest_group, origin_group, output_field=BigIntegerField()),
             queued_at=Coalesce(last_signal, F("created_at")),
             latest_outcome=Subquery(latest_verdict.values("outcome")[:1]),
             latest_score=Subquery(latest_verdict.values("score")[:1]),
@@ -78,7 +105,7 @@ def review_queue() -> QuerySet[ReviewItem]:
             latest_model_id=Subquery(latest_verdict.values("model_id")[:1]),
             label=Subquery(latest_review.values("label")[:1]),
         )
-        .filter(Q(is_held=True) | Q(is_reported=True) | Q(is_crowd_flagged=True))
+        .filter(Q(is_held=True) | Q(is_reported=True) | Q(is_crowd_flagged=True) | Q(is_premise_flagged=True))
         .select_related("pack")
         .order_by("-queued_at", "-pk")
     )
@@ -86,3 +113,14 @@ def review_queue() -> QuerySet[ReviewItem]:
 
 def question_flags(*, question: Question, kind: str) -> list[Flag]:
     return list(Flag.objects.filter(question=question, kind=kind).order_by("created_at", "id"))
+
+
+def question_premise_groups(*, question: Question) -> list[PremiseGroup]:
+    """The premise groups a question is the origin of or a member of, newest first, members prefetched."""
+    return list(
+        PremiseGroup.objects.filter(Q(origin=question) | Q(members__question=question))
+        .distinct()
+        .select_related("origin", "round")
+        .prefetch_related("members__question")
+        .order_by("-created_at", "-id")
+    )

@@ -12,18 +12,32 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.db import transaction
+from django.utils import timezone
 
 from quiz.exceptions import InvalidQuestion
-from quiz.models import Provenance, Question, RoundQuestion
+from quiz.models import Provenance, Question, Round, RoundQuestion
 from quiz.services import question_create
 from quiz.validation import clean_question
 from verifier import conf, policy
-from verifier.backends import Backend, CallBudget, GateFailure, backend_for
-from verifier.models import Flag, FlagKind, Review, ReviewLabel, Threshold, Verdict, VerdictOutcome
-from verifier.prompts import question_document
-from verifier.selectors import IMPORTED, labelled_scores, threshold_for
+from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
+from verifier.models import (
+    Flag,
+    FlagKind,
+    PremiseCheck,
+    PremiseGroup,
+    PremiseMember,
+    PremiseTrigger,
+    Review,
+    ReviewLabel,
+    Threshold,
+    Verdict,
+    VerdictOutcome,
+)
+from verifier.premise import PremiseText, key_terms, premise_group
+from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
+from verifier.selectors import BLIND_MISSING_PREFIX, CHECKER_DISAGREES, IMPORTED, labelled_scores, threshold_for
 from verifier.sweep import score_from_probabilities
 
 logger = logging.getLogger("verifier")
@@ -62,6 +76,38 @@ class GateDecision:
         # Failing open: only a question the checker positively scored below the bar is held back.
         return self.outcome != policy.Outcome.DROPPED
 
+    @property
+    def checker_chose(self) -> str:
+        """The option letter the blind checker confidently picked instead of the marked one, or ""."""
+        return str(self.details.get("checker_chose") or "")
+
+    @property
+    def blind_missing(self) -> bool:
+        return "blind_missing" in self.details
+
+
+@dataclass(frozen=True)
+class BlindCheck:
+    """One blind question's result: a reading, or the failure that left it out (never both)."""
+
+    reading: policy.BlindReading | None = None
+    failure: GateFailure | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_details(self, options: tuple[str, ...]) -> dict[str, Any]:
+        if self.reading is None:
+            failure = self.failure or GateFailure("not_asked", "")
+            return {"blind_missing": {"reason": failure.reason, "message": failure.message[:300]}}
+        found: dict[str, Any] = {"blind": {**self.reading.as_details(), **self.details}}
+        if self.reading.disagrees:
+            index = OPTION_LABELS.index(self.reading.pick)
+            found["checker_chose"] = self.reading.pick
+            found["checker_chose_text"] = options[index] if index < len(options) else ""
+            found["checker_chose_probability"] = round(self.reading.pick_probability, 6)
+        return found
+
 
 @dataclass
 class RoundTally:
@@ -70,12 +116,18 @@ class RoundTally:
     dropped: int = 0
     unverified: int = 0
     unchecked: int = 0
+    blind_missing: int = 0
+    checker_disagrees: int = 0
     started: float | None = None
     finished: float | None = None
 
     def add(self, decision: GateDecision) -> None:
         self.checked += 1
         setattr(self, decision.outcome, getattr(self, decision.outcome) + 1)
+        if decision.blind_missing and decision.outcome in ("passed", "dropped"):
+            self.blind_missing += 1
+        if decision.checker_chose:
+            self.checker_disagrees += 1
 
     @property
     def wall_ms(self) -> int:
@@ -129,6 +181,12 @@ class Gate:
     def grounded(self) -> bool:
         return self.source_text is not None
 
+    @property
+    def blind_enabled(self) -> bool:
+        """Whether questions get the blind question. Closed-book only: a grounded round is judged against its
+        source, and a question about a private document has no answer a checker could know blind."""
+        return self.enabled and self.config.blind and getattr(self.backend, "supports_blind", False)
+
     async def __aenter__(self) -> Self:
         return self
 
@@ -169,12 +227,36 @@ class Gate:
         self.tally.finished = time.monotonic()
         return decision
 
-    async def _check(self, item: GateItem) -> GateDecision:
-        if not self.enabled:
-            return self._decision(
-                item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
+    async def blind_check(self, item: GateItem) -> BlindCheck:
+        """Ask the blind question alone (its own call). Never raises for a backend's fault."""
+        letters = option_letters(item.options)
+        if not self.blind_enabled:
+            return BlindCheck(failure=GateFailure("blind_off", "the blind check is off or not supported"))
+        if not blind_applicable(item):
+            return BlindCheck(failure=GateFailure("blind_not_applicable", "the marked option has no letter"))
+        try:
+            answer: BlindAnswer = await self.backend.ask_blind(
+                document=blind_document(text=item.text, options=item.options), letters=letters, budget=self.budget
             )
-        checks = self._checks_for(item)
+        except GateFailure as failure:
+            return BlindCheck(failure=failure)
+        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
+            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
+            return BlindCheck(failure=GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}"))
+        probabilities = policy.normalised(answer.probabilities, letters=letters)
+        if probabilities is None:
+            return BlindCheck(failure=GateFailure("missing_probability", "every option scored 0"))
+        reading = policy.blind_reading(
+            probabilities=probabilities, marked=letters[item.correct_index], disagree_at=self.config.blind_disagree
+        )
+        return BlindCheck(
+            reading=reading,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            details=answer.details,
+        )
+
+    async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
         document = question_document(
             text=item.text,
             options=item.options,
@@ -182,39 +264,91 @@ class Gate:
             explanation=item.explanation,
             source_text=self.source_text,
         )
-        started = time.monotonic()
         try:
-            answer = await self.backend.ask(document=document, checks=checks, budget=self.budget)
+            return await self.backend.ask(document=document, checks=checks, budget=self.budget)
         except GateFailure as failure:
-            return self._fail_open(item, failure, started)
+            return failure
         except Exception as exc:  # noqa: BLE001 - any surprise from a backend must fail open, not empty a round
             logger.warning("gate unexpected error for %s", item.key, exc_info=True)
-            return self._fail_open(item, GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}"), started)
-        latency_ms = int((time.monotonic() - started) * 1000)
-        if self.grounded:
-            judgement = policy.grounded_judgement(
-                probabilities=answer.probabilities, bounds=self.config.grounded_bounds
+            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+
+    async def _check(self, item: GateItem) -> GateDecision:
+        if not self.enabled:
+            return self._decision(
+                item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
             )
+        checks = self._checks_for(item)
+        started = time.monotonic()
+        blind: BlindCheck | None = None
+        if self.blind_enabled and not self.grounded and blind_applicable(item):
+            # Two independent calls: the blind one never sees the marked answer or the explanation.
+            answer, blind = await asyncio.gather(self._ask(item, checks), self.blind_check(item))
+        else:
+            answer = await self._ask(item, checks)
+        if isinstance(answer, GateFailure):
+            return self._fail_open(item, answer, started, blind=blind)
+        latency_ms = int((time.monotonic() - started) * 1000)
+        probabilities = dict(answer.probabilities)
+        details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
+        input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
+        has_blind = blind is not None and blind.reading is not None
+        if blind is not None:
+            details["calls"] += 1
+            details["checks"].append(policy.BLIND)
+            details.update(blind.as_details(item.options))
+            input_tokens = _add_tokens(input_tokens, blind.input_tokens)
+            output_tokens = _add_tokens(output_tokens, blind.output_tokens)
+            if blind.reading is not None:
+                probabilities[policy.BLIND] = round(blind.reading.marked_probability, 6)
+        if self.grounded:
+            judgement = policy.grounded_judgement(probabilities=probabilities, bounds=self.config.grounded_bounds)
         else:
             judgement = policy.closed_book_judgement(
-                probabilities=answer.probabilities,
+                probabilities=probabilities,
                 has_explanation=policy.EXPLANATION_TRUE in checks,
                 threshold=self.threshold,
+                has_blind=has_blind,
             )
+        reason, message = self._reason(item, judgement, blind)
         return self._decision(
             item,
             outcome=str(judgement.outcome),
             score=round(judgement.score, 6),
-            probabilities=answer.probabilities,
-            reason="below_threshold" if judgement.outcome == policy.Outcome.DROPPED else "",
-            message=judgement.reason,
+            probabilities=probabilities,
+            reason=reason,
+            message=message,
             latency_ms=latency_ms,
-            input_tokens=answer.input_tokens,
-            output_tokens=answer.output_tokens,
-            details={**answer.details, "calls": answer.calls, "checks": list(checks)},
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            details=details,
         )
 
-    def _fail_open(self, item: GateItem, failure: GateFailure, started: float) -> GateDecision:
+    def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
+        """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
+        reason = "below_threshold" if judgement.outcome == policy.Outcome.DROPPED else ""
+        notes = [judgement.reason] if judgement.reason else []
+        if blind is not None and blind.reading is not None and blind.reading.disagrees:
+            pick = blind.reading.pick
+            text = item.options[OPTION_LABELS.index(pick)]
+            notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
+            reason = reason or CHECKER_DISAGREES
+        elif blind is not None and blind.failure is not None:
+            # The min of what was measured decides; the reviewer is told the third score is missing.
+            notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
+            reason = reason or (BLIND_MISSING_PREFIX + blind.failure.reason)[:40]
+            logger.warning(
+                "gate blind check missing for %s: scored on the other checks (reason=%s backend=%s model=%s) %s",
+                item.key,
+                blind.failure.reason,
+                self.config.backend,
+                self.config.model_id,
+                blind.failure.message,
+            )
+        return reason, "; ".join(notes)[:500]
+
+    def _fail_open(
+        self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
+    ) -> GateDecision:
         latency_ms = int((time.monotonic() - started) * 1000)
         logger.warning(
             "gate fail-open: %s passes unverified (reason=%s backend=%s model=%s latency_ms=%d) %s",
@@ -233,6 +367,8 @@ class Gate:
             reason=failure.reason,
             message=failure.message[:500],
             latency_ms=latency_ms,
+            # A blind answer alone does not judge a question, but the reviewer still sees what it said.
+            details=blind.as_details(item.options) if blind is not None and blind.reading is not None else {},
         )
 
     async def check_all(self, items: Iterable[GateItem]) -> list[GateDecision]:
@@ -265,7 +401,7 @@ class Gate:
         tally = self.tally
         logger.info(
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d calls=%d max_in_flight=%d wall_ms=%d",
+            "unchecked=%d blind_missing=%d checker_disagrees=%d calls=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
             self.config.model_id or "-",
             self.threshold,
@@ -275,10 +411,22 @@ class Gate:
             tally.dropped,
             tally.unverified,
             tally.unchecked,
+            tally.blind_missing,
+            tally.checker_disagrees,
             self.budget.calls,
             self.budget.max_in_flight,
             tally.wall_ms,
         )
+
+
+def blind_applicable(item: GateItem) -> bool:
+    letters = option_letters(item.options)
+    return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
+
+
+def _add_tokens(first: int | None, second: int | None) -> int | None:
+    known = [value for value in (first, second) if value is not None]
+    return sum(known) if known else None
 
 
 async def gate_check(
@@ -340,8 +488,13 @@ def review_label(*, question: Question, label: str, reviewer: Any = None, note: 
 
 
 def reviews_label(*, questions: Iterable[Question], label: str, reviewer: Any = None, note: str = "") -> list[Review]:
+    """Label questions; a defective one sends the questions that share its premise to be re-checked blind."""
     with transaction.atomic():
-        return [review_label(question=question, label=label, reviewer=reviewer, note=note) for question in questions]
+        reviews = [review_label(question=question, label=label, reviewer=reviewer, note=note) for question in questions]
+        if label == ReviewLabel.DEFECTIVE:
+            origin_ids = [review.question_id for review in reviews]
+            premise_groups_create(origin_ids=origin_ids, trigger=PremiseTrigger.DEFECTIVE)
+        return reviews
 
 
 @dataclass(frozen=True)
@@ -362,6 +515,8 @@ def question_fix(
     With `use_in_rounds`, rounds that hold the original get the copy in its place for their next games.
     """
     data = clean_question(raw)
+    # The original was wrong: its round-mates that share its premise are re-checked (before the fix replaces it).
+    premise_groups_create(origin_ids=[question.pk], trigger=PremiseTrigger.DEFECTIVE)
     fixed = question_create(data=data, provenance=question.provenance, pack=question.pack, model_id=question.model_id)
     review = Review.objects.create(
         question=question,
@@ -397,9 +552,18 @@ class ImportResult:
     skipped: int
 
 
+def labelled_set_items(data: Any) -> Any:
+    """A labelled set is a JSON list of items, or an object {"about": ..., "items": [...]} that says where it
+    came from."""
+    if isinstance(data, dict) and "items" in data:
+        return data["items"]
+    return data
+
+
 def labelled_set_import(*, items: list[dict[str, Any]], note: str = "imported labelled set") -> ImportResult:
     """Load a graded set: a list of {question, options, correct_index, explanation, backend, model_id,
-    probabilities: {check: p}, label, [score]}. Each becomes a question, a verdict and a review.
+    probabilities: {check: p}, label, [score], [blind: {option letter: p}]}. Each becomes a question, a verdict
+    and a review. `blind` (the blind answer per option) adds P(marked) as the `blind` check unless given.
 
     A question already present with the same text, options, marked option and model id is skipped, so a set
     can be imported twice. Raises ValueError naming the first bad item; nothing is stored then.
@@ -458,6 +622,9 @@ def _parse_labelled(raw: Any) -> tuple[Any, str, str, dict[str, float], float, s
     if not all(isinstance(check, str) and policy.is_probability(p) for check, p in probabilities.items()):
         raise ValueError("every probability must be a number from 0 to 1")
     probabilities = {check: float(p) for check, p in probabilities.items()}
+    blind = raw.get("blind")
+    if blind is not None and policy.BLIND not in probabilities:
+        probabilities[policy.BLIND] = blind_marked_probability(blind, options=data.options, marked=data.correct_index)
     score = raw.get("score")
     if score is None:
         score = score_from_probabilities(probabilities)
@@ -467,6 +634,17 @@ def _parse_labelled(raw: Any) -> tuple[Any, str, str, dict[str, float], float, s
     if label not in ReviewLabel.values:
         raise ValueError(f"label must be one of {', '.join(ReviewLabel.values)}")
     return data, backend, model_id, probabilities, round(float(score), 6), label
+
+
+def blind_marked_probability(blind: Any, *, options: tuple[str, ...], marked: int) -> float:
+    """P(marked) from a recorded blind answer {option letter: p}, normalised over the options' letters."""
+    letters = option_letters(options)
+    if not isinstance(blind, dict) or not all(policy.is_probability(p) for p in blind.values()):
+        raise ValueError("blind must be an object of option letter -> probability")
+    spread = policy.normalised({str(k): float(p) for k, p in blind.items()}, letters=letters)
+    if spread is None:
+        raise ValueError("blind gives no probability to any option")
+    return round(spread[letters[marked]], 6)
 
 
 def labelled_set_export() -> list[dict[str, Any]]:
@@ -489,6 +667,159 @@ def labelled_set_export() -> list[dict[str, Any]]:
     ]
 
 
+# -- premise propagation ------------------------------------------------------------------------------------------
+
+
+def _premise_text(question: Question) -> PremiseText:
+    options = list(question.options or [])
+    marked = options[question.correct_index] if 0 <= question.correct_index < len(options) else ""
+    return PremiseText(question_id=question.pk, text=question.text, explanation=question.explanation, marked=marked)
+
+
+def _origin_rounds(origin: Question, round_id: int | None) -> list[int]:
+    if round_id is not None:
+        return [round_id]
+    # The rounds that hold it, and the round it was dropped from (its earlier groups remember that one).
+    held = set(RoundQuestion.objects.filter(question=origin).values_list("round_id", flat=True))
+    earlier = PremiseGroup.objects.filter(origin=origin, round__isnull=False).values_list("round_id", flat=True)
+    return sorted(held | set(earlier))
+
+
+@transaction.atomic
+def premise_groups_create(*, origin_ids: list[int], trigger: str, round_id: int | None = None) -> list[PremiseGroup]:
+    """For each defective (dropped or labelled) question, the questions of its round that share its key terms.
+
+    Each becomes a premise group: its members are flagged for review (kind `premise`) and re-checked with the
+    blind question in a Celery task queued after commit. Running it again for the same origin and round refreshes
+    the group (members found again are re-checked, not flagged twice). With no `round_id`, every round that
+    holds the origin, and the round it was dropped from, is searched.
+    """
+    if trigger not in PremiseTrigger.values:
+        raise ValueError(f"unknown premise trigger {trigger!r}")
+    groups: list[PremiseGroup] = []
+    for origin in Question.objects.filter(pk__in=origin_ids).order_by("pk"):
+        origin_text = _premise_text(origin)
+        for found_round in Round.objects.filter(pk__in=_origin_rounds(origin, round_id)).order_by("pk"):
+            others = [
+                entry.question
+                for entry in found_round.entries.select_related("question").order_by("position")
+                if entry.question_id != origin.pk
+            ]
+            members = premise_group(origin_text, [_premise_text(question) for question in others])
+            if not members:
+                continue
+            group, _ = PremiseGroup.objects.update_or_create(
+                origin=origin,
+                round=found_round,
+                defaults={
+                    "trigger": trigger,
+                    "terms": [term.label for term in key_terms(*_origin_pieces(origin_text)).values()][:30],
+                    "checked_at": None,
+                },
+            )
+            by_id = {question.pk: question for question in others}
+            for member_text, shared in members:
+                labels = [term.label for term in shared][:20]
+                member, created = PremiseMember.objects.update_or_create(
+                    group=group,
+                    question_id=member_text.question_id,
+                    defaults={"shared": labels, "status": PremiseCheck.PENDING, "checked_at": None},
+                )
+                if created:
+                    flag_record(
+                        question_id=by_id[member.question_id].pk,
+                        kind=FlagKind.PREMISE,
+                        detail={"premise_group": group.pk, "origin": origin.pk, "shared": labels},
+                    )
+            groups.append(group)
+    if groups:
+        from verifier.tasks import premise_recheck
+
+        premise_recheck.delay_on_commit(group_ids=[group.pk for group in groups])
+    return groups
+
+
+def _origin_pieces(text: PremiseText) -> tuple[str, str, str]:
+    return text.text, text.explanation, text.marked
+
+
+def _member_result(member: PremiseMember, check: BlindCheck, threshold: float) -> None:
+    member.checked_at = timezone.now()
+    member.threshold = threshold
+    if check.reading is None:
+        failure = check.failure or GateFailure("not_asked", "")
+        member.status = PremiseCheck.UNCHECKED if failure.reason == "blind_off" else PremiseCheck.UNVERIFIED
+        member.reason, member.message = failure.reason[:40], failure.message[:300]
+        member.blind_probabilities, member.marked_probability, member.checker_chose = {}, None, ""
+        return
+    reading = check.reading
+    member.blind_probabilities = {letter: round(p, 6) for letter, p in reading.probabilities.items()}
+    member.marked_probability = round(reading.marked_probability, 6)
+    member.checker_chose = reading.pick if reading.disagrees else ""
+    member.reason = member.message = ""
+    if reading.disagrees:
+        member.status = PremiseCheck.DISAGREES
+    elif reading.marked_probability < threshold:
+        member.status = PremiseCheck.DOUBTFUL
+    else:
+        member.status = PremiseCheck.AGREES
+
+
+async def _blind_checks(gate: Gate, items: list[GateItem]) -> list[BlindCheck]:
+    async with gate:
+        return list(await asyncio.gather(*(gate.blind_check(item) for item in items)))
+
+
+def premise_groups_recheck(*, group_ids: list[int]) -> list[PremiseGroup]:
+    """Re-check every member of these groups with the blind question (I/O: run it from a Celery task).
+
+    Fails open like the gate: a failed call leaves that member `unverified` with the reason; nothing raises for
+    a backend's fault.
+    """
+    groups = list(PremiseGroup.objects.filter(pk__in=group_ids).order_by("pk"))
+    members = list(PremiseMember.objects.filter(group__in=groups).select_related("question").order_by("group_id", "id"))
+    if not members:
+        return groups
+    gate = Gate.from_settings()
+    unique = {member.question_id: member.question for member in members}
+    items = [
+        GateItem(
+            key=f"premise-q{question.pk}",
+            text=question.text,
+            options=tuple(question.options),
+            correct_index=question.correct_index,
+        )
+        for question in unique.values()
+    ]
+    checks = dict(zip(unique, async_to_sync(_blind_checks)(gate, items), strict=True))
+    for member in members:
+        _member_result(member, checks[member.question_id], gate.threshold)
+        member.save(
+            update_fields=[
+                "status",
+                "blind_probabilities",
+                "marked_probability",
+                "checker_chose",
+                "threshold",
+                "reason",
+                "message",
+                "checked_at",
+            ]
+        )
+    PremiseGroup.objects.filter(pk__in=[group.pk for group in groups]).update(checked_at=timezone.now())
+    logger.info(
+        "premise re-check: groups=%s members=%d %s",
+        ",".join(str(group.pk) for group in groups),
+        len(members),
+        " ".join(
+            f"{status}={sum(1 for m in members if m.status == status)}"
+            for status in PremiseCheck.values
+            if any(m.status == status for m in members)
+        ),
+    )
+    return groups
+
+
 __all__ = [
     "Gate",
     "GateDecision",
@@ -497,6 +828,8 @@ __all__ = [
     "gate_check",
     "labelled_set_export",
     "labelled_set_import",
+    "premise_groups_create",
+    "premise_groups_recheck",
     "question_fix",
     "review_label",
     "reviews_label",

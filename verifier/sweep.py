@@ -207,7 +207,9 @@ def score_from_probabilities(probabilities: Mapping[str, float]) -> float:
         )
     if policy.ANSWER_CORRECT in probabilities:
         return policy.closed_book_score(
-            probabilities=probabilities, has_explanation=policy.EXPLANATION_TRUE in probabilities
+            probabilities=probabilities,
+            has_explanation=policy.EXPLANATION_TRUE in probabilities,
+            has_blind=policy.BLIND in probabilities,
         )
     return min(float(value) for value in probabilities.values())
 

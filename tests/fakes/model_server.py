@@ -4,6 +4,12 @@ Routes are plain handlers `(request, server) -> Reply`; two ship here (System On
 completions with logprobs) and more can be added with `server.route(...)` (e.g. streamed chat completions).
 A test scripts behaviour through `server.script`: latency, per-question probabilities and faults.
 The server counts requests in flight and remembers the highest count it saw.
+
+The blind question (which option is correct, asked without the marked answer) is a System One request whose
+question is of type `choice`, or a chat request whose system message asks for "one letter". It is scripted
+per question with `script.choices` (option letter -> probability); unscripted, option A gets
+`default_probability` and the other options share the rest. `blind_fault(s)` and `blind_latenc(y|ies)` apply
+to blind requests only, `check_faults` to the other requests only; `fault(s)` and `latenc(y|ies)` to every request.
 """
 
 import asyncio
@@ -88,6 +94,8 @@ class Script:
     latencies: dict[str, float] = field(default_factory=dict)
     fault: str | None = None
     faults: dict[str, str] = field(default_factory=dict)
+    # Faults for the checks' requests only (not the blind question's).
+    check_faults: dict[str, str] = field(default_factory=dict)
     # A float applies to every check of that question; a dict maps a System One question name, or a
     # substring of a chat prompt, to the probability of "true"/"Yes".
     probabilities: dict[str, float | dict[str, float]] = field(default_factory=dict)
@@ -100,6 +108,19 @@ class Script:
     yes_no_mass: float = 0.98
     # Chat completions: send exactly these (token, logprob) pairs as top_logprobs.
     top_logprobs: list[tuple[str, float]] | None = None
+    # The blind question: per question (substring), a letter or {letter: probability}; a letter means that
+    # option gets `default_probability`. A letter left out of a dict is left out of the reply.
+    choices: dict[str, str | dict[str, float]] = field(default_factory=dict)
+    default_choice: str = "A"
+    blind_fault: str | None = None
+    blind_faults: dict[str, str] = field(default_factory=dict)
+    blind_latency: float | None = None
+    blind_latencies: dict[str, float] = field(default_factory=dict)
+    # Chat completions of the blind question: how a letter is written as a token ("{}" -> "B", " {}" -> " B"),
+    # how much of the total mass the letters hold, or exactly these (token, logprob) pairs.
+    letter_format: str = "{}"
+    letter_mass: float = 0.97
+    blind_top_logprobs: list[tuple[str, float]] | None = None
 
     def _match(self, table: dict[str, Any], text: str) -> Any:
         for needle, value in table.items():
@@ -113,6 +134,28 @@ class Script:
 
     def fault_for(self, text: str) -> str | None:
         return self._match(self.faults, text) or self.fault
+
+    def check_fault_for(self, text: str) -> str | None:
+        return self._match(self.check_faults, text) or self.fault_for(text)
+
+    def blind_fault_for(self, text: str) -> str | None:
+        return self._match(self.blind_faults, text) or self.blind_fault or self.fault_for(text)
+
+    def blind_latency_for(self, text: str) -> float:
+        value = self._match(self.blind_latencies, text)
+        if value is not None:
+            return value
+        return self.blind_latency if self.blind_latency is not None else self.latency_for(text)
+
+    def choice_for(self, text: str, letters: list[str]) -> dict[str, float]:
+        """The blind answer's probability per option letter for the question in `text`."""
+        value = self._match(self.choices, text)
+        if isinstance(value, dict):
+            return {letter: float(p) for letter, p in value.items()}
+        picked = value if isinstance(value, str) else self.default_choice
+        others = [letter for letter in letters if letter != picked]
+        rest = (1 - self.default_probability) / len(others) if others else 0.0
+        return {letter: (self.default_probability if letter == picked else rest) for letter in letters}
 
     def probability_for(self, text: str, check: str) -> float:
         value = self._match(self.probabilities, text)
@@ -158,6 +201,13 @@ class ModelServer:
     def requests_to(self, path: str) -> list[Request]:
         with self._lock:
             return [request for request in self.requests if request.path == path]
+
+    def check_requests(self, path: str = "/v1/systemone") -> list[Request]:
+        """Requests that asked the checks (not the blind question)."""
+        return [request for request in self.requests_to(path) if not is_blind_request(request)]
+
+    def blind_requests(self, path: str = "/v1/systemone") -> list[Request]:
+        return [request for request in self.requests_to(path) if is_blind_request(request)]
 
     def reset_counters(self) -> None:
         with self._lock:
@@ -300,7 +350,9 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
                 return False
             writer.write(reply.body[index : index + 1])
             await writer.drain()
-            await asyncio.sleep(reply.trickle_delay)
+            # Notice at once a client that gave up, so it stops counting as in flight.
+            if not await _sleep_unless_gone(reader, reply.trickle_delay):
+                return False
     else:
         writer.write(reply.body)
     await writer.drain()
@@ -351,6 +403,8 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
     if not auth.startswith("Bearer ") or (script.expected_api_key and auth != f"Bearer {script.expected_api_key}"):
         return Reply.json({"error": "unauthorized"}, 401)
     document_text = json.dumps(body["document"], ensure_ascii=False)
+    if any(question["type"] == "choice" for question in body["questions"].values()):
+        return _systemone_choice(body, document_text, script)
     names = list(body["questions"])
     answers: dict[str, Any] = {
         name: {"type": "noul", "noul": script.probability_for(document_text, name)} for name in names
@@ -360,7 +414,7 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
         "answers": answers,
         "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
     }
-    fault = script.fault_for(document_text)
+    fault = script.check_fault_for(document_text)
     if fault == "missing_answers":
         del reply_data["answers"]
     elif fault == "missing_question":
@@ -381,6 +435,47 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
     return _with_latency(reply, script.latency_for(document_text))
 
 
+def _systemone_choice(body: dict[str, Any], document_text: str, script: Script) -> Reply:
+    """Every `choice` question answered with the scripted probabilities over its criteria keys."""
+    answers: dict[str, Any] = {}
+    for name, question in body["questions"].items():
+        if question["type"] != "choice":
+            answers[name] = {"type": "noul", "noul": script.probability_for(document_text, name)}
+            continue
+        keys = list(question["criteria"])
+        probabilities = {key: p for key, p in script.choice_for(document_text, keys).items() if key in keys}
+        pick = max(probabilities, key=probabilities.get) if probabilities else keys[0]
+        answers[name] = {
+            "type": "choice",
+            "choice": pick,
+            "confidence": probabilities.get(pick, 0.0),
+            "probabilities": probabilities,
+        }
+    names = list(answers)
+    first = answers[names[0]]
+    reply_data: dict[str, Any] = {
+        "model": body["model"],
+        "answers": answers,
+        "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
+    }
+    fault = script.blind_fault_for(document_text)
+    first_key = next(iter(first.get("probabilities") or {}), None)
+    if fault == "missing_answers":
+        del reply_data["answers"]
+    elif fault == "missing_question":
+        del answers[names[-1]]
+    elif fault == "missing_probability":
+        first.pop("probabilities", None)
+    elif fault in ("not_a_number", "nan", "out_of_range") and first_key is not None:
+        first["probabilities"][first_key] = {"not_a_number": "0.9", "nan": math.nan, "out_of_range": 1.5}[fault]
+    elif fault is None:
+        response_errors = list(_response_validator.iter_errors(reply_data))
+        assert not response_errors, f"the fake's own reply breaks the response schema: {response_errors[0].message}"
+    good = json.dumps(reply_data).encode()
+    reply = (fault and _generic_fault(fault, good, script)) or Reply(body=good)
+    return _with_latency(reply, script.blind_latency_for(document_text))
+
+
 def _top_logprobs(script: Script, probability: float) -> list[dict[str, Any]]:
     if script.top_logprobs is not None:
         pairs = script.top_logprobs
@@ -393,6 +488,48 @@ def _top_logprobs(script: Script, probability: float) -> list[dict[str, Any]]:
         pairs = [(token, math.log(mass)) for token, mass in pairs if mass > 0]
     pairs = sorted(pairs, key=lambda pair: pair[1], reverse=True)[:20]
     return [{"token": token, "logprob": logprob, "bytes": list(token.encode())} for token, logprob in pairs]
+
+
+def _letters_in(prompt: str) -> list[str]:
+    """The option letters of the JSON document in a blind prompt (A-D when it cannot be read)."""
+    try:
+        document = json.loads(prompt.split("```json\n", 1)[1].split("\n```", 1)[0])
+        return list(document["options"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return ["A", "B", "C", "D"]
+
+
+def _letter_logprobs(script: Script, prompt: str) -> list[dict[str, Any]]:
+    if script.blind_top_logprobs is not None:
+        pairs = script.blind_top_logprobs
+    else:
+        choice = script.choice_for(prompt, _letters_in(prompt))
+        pairs = [(script.letter_format.format(letter), p * script.letter_mass) for letter, p in choice.items()]
+        rest = 1 - script.letter_mass
+        pairs += [("The", rest / 2), ("Option", rest / 2)]
+        pairs = [(token, math.log(mass)) for token, mass in pairs if mass > 0]
+    pairs = sorted(pairs, key=lambda pair: pair[1], reverse=True)[:20]
+    return [{"token": token, "logprob": logprob, "bytes": list(token.encode())} for token, logprob in pairs]
+
+
+def is_blind_request(request: Request) -> bool:
+    try:
+        body = request.json()
+    except ValueError:
+        return False
+    if not isinstance(body, dict):
+        return False
+    if request.path == "/v1/systemone":
+        questions = body.get("questions")
+        return isinstance(questions, dict) and any(
+            isinstance(q, dict) and q.get("type") == "choice" for q in questions.values()
+        )
+    return is_letter_request(body)
+
+
+def is_letter_request(body: dict[str, Any]) -> bool:
+    system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
+    return isinstance(system, str) and "one letter" in system
 
 
 async def chat_completions_handler(request: Request, server: ModelServer) -> Reply:
@@ -410,8 +547,8 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
         return Reply.json({"error": {"message": "this fake route does not stream; register a streaming handler"}}, 400)
     prompt = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
-    probability = script.probability_for(prompt, prompt)
-    top = _top_logprobs(script, probability)
+    blind = is_letter_request(body)
+    top = _letter_logprobs(script, prompt) if blind else _top_logprobs(script, script.probability_for(prompt, prompt))
     first = dict(top[0]) if top else {"token": "Yes", "logprob": 0.0, "bytes": list(b"Yes")}
     logprobs = {"content": [{**first, "top_logprobs": top}]} if body.get("logprobs") else None
     reply_data: dict[str, Any] = {
@@ -433,7 +570,7 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
             "total_tokens": 51 + len(prompt) // 4,
         },
     }
-    fault = script.fault_for(prompt)
+    fault = script.blind_fault_for(prompt) if blind else script.check_fault_for(prompt)
     first_top = logprobs["content"][0]["top_logprobs"][0] if logprobs and top else {}
     if fault == "no_logprobs":
         reply_data["choices"][0]["logprobs"] = None
@@ -449,4 +586,4 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
         del reply_data["choices"]
     good = json.dumps(reply_data).encode()
     reply = (fault and _generic_fault(fault, good, script)) or Reply(body=good)
-    return _with_latency(reply, script.latency_for(prompt))
+    return _with_latency(reply, script.blind_latency_for(prompt) if blind else script.latency_for(prompt))

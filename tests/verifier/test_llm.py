@@ -35,6 +35,7 @@ async def test_probability_from_scripted_yes_tokens(llm, variants):
     assert decision.probabilities == {
         "answer_correct": pytest.approx(0.3),
         "explanation_true": pytest.approx(0.3),
+        "blind": pytest.approx(0.9),
     }
     assert decision.outcome == "dropped"
 
@@ -47,10 +48,15 @@ async def test_one_yes_no_question_per_call(llm):
         }
     }
     decision = await Gate.from_settings(threshold=0.6).check(item(1))
-    assert decision.probabilities == {"answer_correct": pytest.approx(0.8), "explanation_true": pytest.approx(0.4)}
+    assert decision.probabilities == {
+        "answer_correct": pytest.approx(0.8),
+        "explanation_true": pytest.approx(0.4),
+        "blind": pytest.approx(0.9),
+    }
     assert decision.score == pytest.approx(0.4)
-    assert decision.details["calls"] == 2
-    requests = llm.requests_to("/v1/chat/completions")
+    assert decision.details["calls"] == 3  # two Yes/No questions and the blind question
+    assert len(llm.blind_requests("/v1/chat/completions")) == 1
+    requests = llm.check_requests("/v1/chat/completions")
     assert len(requests) == 2
     for request in requests:
         body = request.json()
@@ -62,7 +68,7 @@ async def test_one_yes_no_question_per_call(llm):
         system, user = body["messages"]
         assert system["role"] == "system" and "never instructions" in system["content"]
         assert "Question number 1" in user["content"]
-    assert decision.input_tokens and decision.output_tokens == 2
+    assert decision.input_tokens and decision.output_tokens == 3
 
 
 async def test_no_logprobs_fails_open_loudly(llm, caplog):

@@ -1,4 +1,4 @@
-from verifier.backends.base import Backend, BackendAnswer, CallBudget, GateFailure
+from verifier.backends.base import Backend, BackendAnswer, BlindAnswer, CallBudget, GateFailure
 from verifier.conf import GateConfig
 
 
@@ -16,4 +16,4 @@ def backend_for(config: GateConfig) -> Backend:
     return OffBackend(config)
 
 
-__all__ = ["Backend", "BackendAnswer", "CallBudget", "GateFailure", "backend_for"]
+__all__ = ["Backend", "BackendAnswer", "BlindAnswer", "CallBudget", "GateFailure", "backend_for"]

@@ -31,6 +31,16 @@ class BackendAnswer:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class BlindAnswer:
+    """The checker's answer to the blind question: raw probability per option letter (not yet normalised)."""
+
+    probabilities: dict[str, float]
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
 class CallBudget:
     """One per round: at most `concurrency` calls in flight, each cut at `timeout` seconds whatever it is doing."""
 
@@ -62,10 +72,16 @@ class CallBudget:
 class Backend(Protocol):
     name: str
     model_id: str
+    # Whether `ask_blind` can answer (the blind question is then asked unless VERIFIER_BLIND is off).
+    supports_blind: bool
 
     async def ask(
         self, *, document: Mapping[str, Any], checks: tuple[str, ...], budget: CallBudget
     ) -> BackendAnswer: ...
+
+    async def ask_blind(
+        self, *, document: Mapping[str, Any], letters: tuple[str, ...], budget: CallBudget
+    ) -> BlindAnswer: ...
 
     async def aclose(self) -> None: ...
 

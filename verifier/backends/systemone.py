@@ -1,12 +1,15 @@
-"""System One (`POST /v1/systemone`): every check of one question as `noul` questions in one call."""
+"""System One (`POST /v1/systemone`): every check of one question as `noul` questions in one call, and the blind
+question as one `choice` question in a call of its own."""
 
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from verifier import policy
 from verifier.backends.base import (
     BackendAnswer,
+    BlindAnswer,
     CallBudget,
     GateFailure,
     checked_probability,
@@ -17,7 +20,7 @@ from verifier.backends.base import (
     transport_failure,
 )
 from verifier.conf import GateConfig
-from verifier.prompts import CHECKS
+from verifier.prompts import BLIND_INSTRUCTIONS, CHECKS
 
 
 def systemone_request_body(
@@ -37,6 +40,21 @@ def systemone_request_body(
     }
 
 
+def systemone_blind_body(*, model: str, document_field: str, document: Mapping[str, Any]) -> dict[str, Any]:
+    """One `choice` question whose criteria map each option letter to the option's text."""
+    return {
+        "model": model,
+        document_field: dict(document),
+        "questions": {
+            policy.BLIND: {
+                "type": "choice",
+                "instructions": BLIND_INSTRUCTIONS,
+                "criteria": dict(document["options"]),
+            }
+        },
+    }
+
+
 def systemone_probabilities(payload: Mapping[str, Any], *, checks: tuple[str, ...]) -> dict[str, float]:
     answers = payload.get("answers")
     if not isinstance(answers, dict):
@@ -50,8 +68,31 @@ def systemone_probabilities(payload: Mapping[str, Any], *, checks: tuple[str, ..
     return probabilities
 
 
+def systemone_choice_probabilities(payload: Mapping[str, Any], *, letters: tuple[str, ...]) -> dict[str, float]:
+    """answers.blind.probabilities, per option letter. A letter the reply leaves out counts 0; one it adds is
+    ignored; a reply with none of the letters is no answer."""
+    answers = payload.get("answers")
+    if not isinstance(answers, dict):
+        raise GateFailure("missing_answers", "the reply has no `answers` object")
+    answer = answers.get(policy.BLIND)
+    if not isinstance(answer, dict):
+        raise GateFailure("missing_answer", f"the reply has no answer for {policy.BLIND}")
+    given = answer.get("probabilities")
+    if not isinstance(given, dict):
+        raise GateFailure("missing_probability", f"no probabilities for {policy.BLIND}")
+    found = {
+        letter: checked_probability(given[letter], check=f"{policy.BLIND} option {letter}")
+        for letter in letters
+        if letter in given
+    }
+    if not found:
+        raise GateFailure("missing_probability", f"no probability for any option of {policy.BLIND}")
+    return {letter: found.get(letter, 0.0) for letter in letters}
+
+
 class SystemOneBackend:
     name = "systemone"
+    supports_blind = True
 
     def __init__(self, config: GateConfig) -> None:
         self.config = config
@@ -69,15 +110,14 @@ class SystemOneBackend:
             )
         return self._client
 
-    async def ask(self, *, document: Mapping[str, Any], checks: tuple[str, ...], budget: CallBudget) -> BackendAnswer:
-        config = self.config
-        if not config.api_key:
+    def _check_configured(self) -> None:
+        if not self.config.api_key:
             raise GateFailure("no_api_key", "VERIFIER_API_KEY is not set")
-        if not config.base_url or not config.model_id:
+        if not self.config.base_url or not self.config.model_id:
             raise GateFailure("not_configured", "VERIFIER_BASE_URL and VERIFIER_MODEL are required")
-        body = systemone_request_body(
-            model=config.model_id, document_field=config.document_field, document=document, checks=checks
-        )
+
+    async def _post(self, body: dict[str, Any], budget: CallBudget) -> dict[str, Any]:
+        config = self.config
         headers = {"Authorization": f"Bearer {config.api_key}", "Accept": "application/json"}
         reading_body = False
         async with budget.call():
@@ -95,7 +135,14 @@ class SystemOneBackend:
                     )
             except httpx.HTTPError as exc:
                 raise transport_failure(exc, reading_body=reading_body) from exc
-        payload = parse_json_object(raw)
+        return parse_json_object(raw)
+
+    async def ask(self, *, document: Mapping[str, Any], checks: tuple[str, ...], budget: CallBudget) -> BackendAnswer:
+        self._check_configured()
+        body = systemone_request_body(
+            model=self.config.model_id, document_field=self.config.document_field, document=document, checks=checks
+        )
+        payload = await self._post(body, budget)
         probabilities = systemone_probabilities(payload, checks=checks)
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
         return BackendAnswer(
@@ -104,6 +151,29 @@ class SystemOneBackend:
             output_tokens=token_count(usage.get("output_tokens")),
             calls=1,
             details={"served_model": payload["model"]} if isinstance(payload.get("model"), str) else {},
+        )
+
+    async def ask_blind(
+        self, *, document: Mapping[str, Any], letters: tuple[str, ...], budget: CallBudget
+    ) -> BlindAnswer:
+        self._check_configured()
+        body = systemone_blind_body(
+            model=self.config.model_id, document_field=self.config.document_field, document=document
+        )
+        payload = await self._post(body, budget)
+        probabilities = systemone_choice_probabilities(payload, letters=letters)
+        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        answer = payload["answers"][policy.BLIND]
+        details: dict[str, Any] = {}
+        if isinstance(answer.get("choice"), str):
+            details["served_choice"] = answer["choice"][:20]
+        if policy.is_probability(answer.get("confidence")):
+            details["confidence"] = float(answer["confidence"])
+        return BlindAnswer(
+            probabilities=probabilities,
+            input_tokens=token_count(usage.get("input_tokens")),
+            output_tokens=token_count(usage.get("output_tokens")),
+            details=details,
         )
 
     async def aclose(self) -> None:

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from verifier import conf
 from verifier.selectors import labelled_scores
-from verifier.services import labelled_set_export, labelled_set_import
+from verifier.services import labelled_set_export, labelled_set_import, labelled_set_items
 from verifier.sweep import format_text, sweep
 
 
@@ -26,8 +26,9 @@ class Command(BaseCommand):
             "--import",
             dest="import_file",
             metavar="FILE",
-            help="first load a labelled set: a JSON list of {question, options, correct_index, explanation, "
-            "backend, model_id, probabilities: {check: p}, label: correct|defective, [score]}",
+            help="first load a labelled set: a JSON list (or {about, items: [...]}) of {question, options, "
+            "correct_index, explanation, backend, model_id, probabilities: {check: p}, label: correct|defective, "
+            "[score], [blind: {option letter: p}]}",
         )
         parser.add_argument("--export", metavar="FILE", help="write every labelled, scored question in that format")
 
@@ -35,7 +36,7 @@ class Command(BaseCommand):
         if options["import_file"]:
             path = Path(options["import_file"])
             try:
-                items = json.loads(path.read_text(encoding="utf-8"))
+                items = labelled_set_items(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError) as error:
                 raise CommandError(f"cannot read {path}: {error}") from None
             try:

@@ -1,0 +1,217 @@
+"""Replay a labelled set: what the gate catches with min(answer, explanation) alone, and with the blind score added.
+
+    DJANGO_DEBUG=1 .venv/bin/python bench/gate_quality.py [FILE.json] [--threshold 0.6] [--json]
+
+FILE is the format `manage.py sweep --import` reads (a JSON list, or {"about", "items"}), each item with its
+recorded `probabilities` and, for the blind score, either `probabilities.blind` (P(marked)) or `blind`
+({option letter: p}). Default: tests/verifier/data/blind_labelled.json (illustrative data, not measurements).
+
+For each backend + model id, and for each scoring, it prints defects caught and good questions dropped at the
+stored threshold (or VERIFIER_DEFAULT_THRESHOLD when none is stored or the database cannot be read; --threshold
+overrides) and at the sweep's recommendation for that scoring (the widest threshold that drops no good question).
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import DatabaseError  # noqa: E402
+
+from quiz.validation import clean_question  # noqa: E402
+from verifier import conf, policy  # noqa: E402
+from verifier.prompts import option_letters  # noqa: E402
+from verifier.selectors import threshold_for  # noqa: E402
+from verifier.services import blind_marked_probability, labelled_set_items  # noqa: E402
+from verifier.sweep import DEFECTIVE, GOOD, LabelledScore, sweep_row, sweep_rows, widest_safe  # noqa: E402
+
+DEFAULT_SET = REPO / "tests" / "verifier" / "data" / "blind_labelled.json"
+SCORINGS = ("min(answer, explanation)", "min(answer, explanation, blind)")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    number: int
+    text: str
+    backend: str
+    model_id: str
+    label: str
+    base: float
+    with_blind: float | None
+    checker_chose: str
+
+
+def replay(raw: dict[str, Any], number: int, *, disagree_at: float) -> Replayed:
+    data = clean_question(
+        {
+            "text": raw.get("question"),
+            "options": raw.get("options"),
+            "correct_index": raw.get("correct_index"),
+            "explanation": raw.get("explanation", ""),
+        }
+    )
+    probabilities = {check: float(p) for check, p in raw["probabilities"].items()}
+    has_explanation = policy.EXPLANATION_TRUE in probabilities
+    base = policy.closed_book_score(probabilities=probabilities, has_explanation=has_explanation)
+    chose = ""
+    blind = probabilities.get(policy.BLIND)
+    if isinstance(raw.get("blind"), dict):
+        marked = blind_marked_probability(raw["blind"], options=data.options, marked=data.correct_index)
+        blind = marked if blind is None else blind
+        letters = option_letters(data.options)
+        reading = policy.blind_reading(
+            probabilities=policy.normalised(raw["blind"], letters=letters),
+            marked=letters[data.correct_index],
+            disagree_at=disagree_at,
+        )
+        chose = reading.pick if reading.disagrees else ""
+    return Replayed(
+        number=number,
+        text=data.text,
+        backend=str(raw.get("backend") or ""),
+        model_id=str(raw.get("model_id") or ""),
+        label=raw["label"],
+        base=base,
+        with_blind=None if blind is None else min(base, blind),
+        checker_chose=chose,
+    )
+
+
+def stored_threshold(backend: str, model_id: str) -> tuple[float, str]:
+    try:
+        value, calibrated = threshold_for(backend=backend, model_id=model_id)
+    except DatabaseError:
+        return conf.default_threshold(), "default (no db)"
+    return value, "stored" if calibrated else "default"
+
+
+def _count(caught: int, of: int) -> str:
+    return f"{caught}/{of}" + (f" ({caught / of * 100:.0f}%)" if of else "")
+
+
+def report(items: list[Replayed], *, threshold: float | None) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], list[Replayed]] = defaultdict(list)
+    for item in items:
+        groups[(item.backend, item.model_id)].append(item)
+    results = []
+    for (backend, model_id), members in sorted(groups.items()):
+        value, source = (threshold, "given") if threshold is not None else stored_threshold(backend, model_id)
+        good = sum(1 for m in members if m.label == GOOD)
+        defective = sum(1 for m in members if m.label == DEFECTIVE)
+        result: dict[str, Any] = {"backend": backend, "model_id": model_id, "good": good, "defective": defective}
+        for name, score_of in zip(SCORINGS, (lambda m: m.base, lambda m: m.with_blind), strict=True):
+            scored = [
+                LabelledScore(
+                    question_id=m.number, backend=backend, model_id=model_id, score=score_of(m), label=m.label
+                )
+                for m in members
+                if score_of(m) is not None
+            ]
+            if not scored:
+                continue
+            at_stored = sweep_row(scored, value)
+            pick = widest_safe(sweep_rows(scored))
+            result[name] = {
+                "questions": len(scored),
+                "threshold": {
+                    "value": value,
+                    "source": source,
+                    "caught": at_stored.caught,
+                    "good_dropped": at_stored.good_dropped,
+                },
+                "sweep": None
+                if pick is None
+                else {"value": pick.threshold, "caught": pick.caught, "good_dropped": pick.good_dropped},
+            }
+        base_missed = {m.number for m in members if m.label == DEFECTIVE and m.base >= value}
+        result["blind_adds"] = [
+            m.text for m in members if m.number in base_missed and m.with_blind is not None and m.with_blind < value
+        ]
+        result["missed_by_both"] = [
+            m.text for m in members if m.number in base_missed and (m.with_blind is None or m.with_blind >= value)
+        ]
+        result["good_lost_to_blind"] = [
+            m.text
+            for m in members
+            if m.label == GOOD and m.base >= value and m.with_blind is not None and m.with_blind < value
+        ]
+        result["checker_chose"] = {
+            "defective": sum(1 for m in members if m.label == DEFECTIVE and m.checker_chose),
+            "good": sum(1 for m in members if m.label == GOOD and m.checker_chose),
+        }
+        results.append(result)
+    return results
+
+
+def _row(name: str, at: str, row: dict[str, Any], result: dict[str, Any]) -> str:
+    caught = _count(row["caught"], result["defective"])
+    dropped = _count(row["good_dropped"], result["good"])
+    return f"{name:<34} {at:<26} {row['value']:>9.2f} {caught:>12} {dropped:>13}"
+
+
+def format_report(results: list[dict[str, Any]], *, path: Path, about: str) -> str:
+    lines = [f"labelled set: {path}"]
+    if about:
+        lines.append(f"about: {about}")
+    for result in results:
+        lines += [
+            "",
+            f"== {result['backend']} {result['model_id']}: {result['good']} good, {result['defective']} defective",
+        ]
+        lines.append(f"{'scoring':<34} {'at':<26} {'threshold':>9} {'caught':>12} {'good dropped':>13}")
+        for name in SCORINGS:
+            if name not in result:
+                lines.append(f"{name:<34} (no blind scores in this set)")
+                continue
+            row = result[name]
+            stored, pick = row["threshold"], row["sweep"]
+            lines.append(_row(name, f"{stored['source']} threshold", stored, result))
+            if pick is not None:
+                lines.append(_row("", "the sweep's pick", pick, result))
+        chose = result["checker_chose"]
+        lines.append(
+            f"the checker chose another option: {chose['defective']} of {result['defective']} defective, "
+            f"{chose['good']} of {result['good']} good"
+        )
+        for title, key in (
+            ("caught only with the blind score", "blind_adds"),
+            ("missed by both", "missed_by_both"),
+            ("good questions the blind score drops", "good_lost_to_blind"),
+        ):
+            lines.append(f"{title}: {len(result[key])}")
+            lines += [f"  - {text}" for text in result[key]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", default=str(DEFAULT_SET))
+    parser.add_argument("--threshold", type=float, help="instead of the stored (or default) threshold")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    path = Path(args.file)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    raw_items = labelled_set_items(data)
+    items = [replay(raw, number, disagree_at=conf.blind_disagree()) for number, raw in enumerate(raw_items, start=1)]
+    results = report(items, threshold=args.threshold)
+    if args.json:
+        print(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        print(format_report(results, path=path, about=data.get("about", "") if isinstance(data, dict) else ""))
+
+
+if __name__ == "__main__":
+    main()
