@@ -38,7 +38,7 @@ serve: install
 	$(PY) manage.py collectstatic --noinput -v 0
 	trap 'kill 0' INT TERM EXIT; \
 	$(PY) -m celery -A config worker --loglevel INFO --concurrency $${CELERY_CONCURRENCY:-2} & \
-	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --log-level warning & \
+	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --ws-per-message-deflate false --log-level warning & \
 	wait
 
 # Debian's Chromium for the real-browser tests (Playwright cannot download its own browser here).

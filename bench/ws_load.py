@@ -67,7 +67,7 @@ def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, i
     port = free_port()
     popen = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
-         "--log-level", "warning", "--ws-max-queue", "64"],
+         "--log-level", "warning", "--ws-max-queue", "64", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
     )  # fmt: skip
     for _ in range(300):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -214,18 +214,22 @@ def question_close(*, room_id: int, question_index: int) -> bool:
 def _score_question(room: Room, question_index: int) -> None:
     timer_ms = room.timer_seconds * 1000
     answers = {a.player_id: a for a in Answer.objects.filter(room=room, question_index=question_index)}
-    for player in room.players.filter(removed=False):
+    players = list(room.players.filter(removed=False))
+    scored = []
+    for player in players:
         answer = answers.get(player.pk)
         if answer is not None and answer.correct:
             player.streak += 1
             answer.points = machine.answer_points(
                 correct=True, elapsed_ms=answer.elapsed_ms, timer_ms=timer_ms
             ) + machine.streak_bonus(player.streak)
-            answer.save(update_fields=["points"])
+            scored.append(answer)
             player.score += answer.points
         else:
             player.streak = 0
-        player.save(update_fields=["score", "streak"])
+    # Two statements, not two per player: the room's row is locked while this runs.
+    Answer.objects.bulk_update(scored, ["points"])
+    Player.objects.bulk_update(players, ["score", "streak"])
 
 
 def resume_after_outage() -> int:
@@ -267,41 +271,51 @@ def answer_submit(
     # The deadline is judged at the time the server received the answer (a retry after a database outage
     # keeps it), never at a time the client claims.
     now = received_at or timezone.now()
-    with transaction.atomic():
-        player = Player.objects.get(pk=player_id)
-        if player.removed:
-            raise PlayerRemoved()
-        # The row lock orders this answer against a concurrent close: either it is in before the
-        # question closes and gets scored, or it sees the question closed and is refused.
-        room = Room.objects.select_for_update().get(pk=player.room_id)
-        if room.phase != Phase.QUESTION or room.question_index != question_index:
-            if room.question_index == question_index and room.phase != Phase.LOBBY:
+    player = Player.objects.select_related("room").get(pk=player_id)
+    if player.removed:
+        raise PlayerRemoved()
+    if not 0 <= question_index < player.room.question_count:
+        raise AnswerRefused("That question is not open.")
+    # Read outside the room's lock: a round's questions do not change during its game.
+    question = round_question_at(round_id=player.room.round_id, position=question_index)
+    if not 0 <= option < len(question.options):
+        raise AnswerRefused("Choose one of the options.")
+    try:
+        with transaction.atomic():
+            # A shared lock on the room's row: answers to the same question go in side by side, and a close
+            # (which updates the row) waits for them, or they see the question closed and are refused.
+            room = _room_for_answer(player.room_id)
+            if room.phase != Phase.QUESTION or room.question_index != question_index:
+                if room.question_index == question_index and room.phase != Phase.LOBBY:
+                    raise TooLate()
+                raise AnswerRefused("That question is not open.")
+            if now > room.deadline:
                 raise TooLate()
-            raise AnswerRefused("That question is not open.")
-        if now > room.deadline:
-            raise TooLate()
-        question = round_question_at(round_id=room.round_id, position=question_index)
-        if not 0 <= option < len(question.options):
-            raise AnswerRefused("Choose one of the options.")
-        elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
-        try:
-            with transaction.atomic():
-                Answer.objects.create(
-                    room=room,
-                    player=player,
-                    question_index=question_index,
-                    option=option,
-                    elapsed_ms=max(elapsed_ms, 0),
-                    correct=option == question.correct_index,
-                )
-        except IntegrityError:
-            raise AlreadyAnswered() from None
-        # Only the count changed: a small event for the host's screen, not a snapshot to every player.
-        answered = Answer.objects.filter(room=room, question_index=question_index, player__removed=False).count()
-        events.answers_changed(room_code=room.code, question_index=question_index, answered_count=answered)
-        everyone = answered >= room.players.filter(removed=False).count()
-    closed = everyone and question_close(room_id=room.pk, question_index=question_index)
+            elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
+            Answer.objects.create(
+                room=room,
+                player=player,
+                question_index=question_index,
+                option=option,
+                elapsed_ms=max(elapsed_ms, 0),
+                correct=option == question.correct_index,
+            )
+            # Only the count changed: a small event for the host's screen, not a snapshot to every player.
+            answered = Answer.objects.filter(room=room, question_index=question_index, player__removed=False).count()
+            events.answers_changed(room_code=room.code, question_index=question_index, answered_count=answered)
+    except IntegrityError:  # the unique (player, question) constraint: a second answer
+        raise AlreadyAnswered() from None
+    # Counted after commit: answers that went in side by side cannot see each other inside their
+    # transactions, but the last to commit sees them all here.
+    closed = _close_if_everyone_answered(room_id=room.pk)
     return AnswerAck(question_index=question_index, option=option, closed=closed)
+
+
+def _room_for_answer(room_id: int) -> Room:
+    if connection.vendor == "postgresql":
+        return Room.objects.raw("SELECT * FROM lobby_room WHERE id = %s FOR SHARE", [room_id])[0]
+    # SQLite: the IMMEDIATE transaction already holds the database's write lock.
+    return Room.objects.get(pk=room_id)
 
 
 def _close_if_everyone_answered(*, room_id: int) -> bool:

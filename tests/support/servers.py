@@ -78,7 +78,7 @@ def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - lives as long as the process
     popen = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", str(workers), "--log-level", "warning"],
+         "--workers", str(workers), "--log-level", "warning", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     deadline = time.monotonic() + 30
