@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from lobby import events, machine, review
@@ -31,7 +31,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
 from lobby.tokens import host_token, player_token, read_host_token, read_player_token
 from quiz.models import Round
-from quiz.selectors import round_question_at, round_question_list
+from quiz.selectors import round_question_facts, round_question_list
 
 logger = logging.getLogger(__name__)
 
@@ -276,9 +276,9 @@ def answer_submit(
         raise PlayerRemoved()
     if not 0 <= question_index < player.room.question_count:
         raise AnswerRefused("That question is not open.")
-    # Read outside the room's lock: a round's questions do not change during its game.
-    question = round_question_at(round_id=player.room.round_id, position=question_index)
-    if not 0 <= option < len(question.options):
+    # Read outside the room's lock, and cached for a few seconds: a room's 20 answers need it 20 times.
+    question = round_question_facts(round_id=player.room.round_id, position=question_index)
+    if not 0 <= option < question.option_count:
         raise AnswerRefused("Choose one of the options.")
     try:
         with transaction.atomic():
@@ -307,7 +307,7 @@ def answer_submit(
         raise AlreadyAnswered() from None
     # Counted after commit: answers that went in side by side cannot see each other inside their
     # transactions, but the last to commit sees them all here.
-    closed = _close_if_everyone_answered(room_id=room.pk)
+    closed = _close_if_everyone_answered(room_id=room.pk, question_index=question_index)
     return AnswerAck(question_index=question_index, option=option, closed=closed)
 
 
@@ -318,14 +318,19 @@ def _room_for_answer(room_id: int) -> Room:
     return Room.objects.get(pk=room_id)
 
 
-def _close_if_everyone_answered(*, room_id: int) -> bool:
-    room = Room.objects.get(pk=room_id)
-    if room.phase != Phase.QUESTION:
-        return False
-    active = room.players.filter(removed=False).count()
-    answered = Answer.objects.filter(room=room, question_index=room.question_index, player__removed=False).count()
-    if active and answered >= active:
-        return question_close(room_id=room_id, question_index=room.question_index)
+def _close_if_everyone_answered(*, room_id: int, question_index: int | None = None) -> bool:
+    if question_index is None:
+        room = Room.objects.get(pk=room_id)
+        if room.phase != Phase.QUESTION:
+            return False
+        question_index = room.question_index
+    # One query: the room's players and how many of them answered this question.
+    counts = Player.objects.filter(room_id=room_id, removed=False).aggregate(
+        active=Count("id", distinct=True),
+        answered=Count("answers", filter=Q(answers__question_index=question_index), distinct=True),
+    )
+    if counts["active"] and counts["answered"] >= counts["active"]:
+        return question_close(room_id=room_id, question_index=question_index)
     return False
 
 
