@@ -271,54 +271,56 @@ def answer_submit(
     # The deadline is judged at the time the server received the answer (a retry after a database outage
     # keeps it), never at a time the client claims.
     now = received_at or timezone.now()
-    player = Player.objects.select_related("room").get(pk=player_id)
-    if player.removed:
-        raise PlayerRemoved()
-    if not 0 <= question_index < player.room.question_count:
-        raise AnswerRefused("That question is not open.")
-    # Read outside the room's lock, and cached for a few seconds: a room's 20 answers need it 20 times.
-    question = round_question_facts(round_id=player.room.round_id, position=question_index)
-    if not 0 <= option < question.option_count:
-        raise AnswerRefused("Choose one of the options.")
     try:
         with transaction.atomic():
-            # A shared lock on the room's row: answers to the same question go in side by side, and a close
-            # (which updates the row) waits for them, or they see the question closed and are refused.
-            room = _room_for_answer(player.room_id)
+            # One query: the player's room, under a shared lock on its row. Answers to the same question go
+            # in side by side; a close (which updates the row) waits for them, or they see it closed.
+            room = _room_for_answer(player_id)
+            if room is None:
+                raise PlayerRemoved()
             if room.phase != Phase.QUESTION or room.question_index != question_index:
                 if room.question_index == question_index and room.phase != Phase.LOBBY:
                     raise TooLate()
                 raise AnswerRefused("That question is not open.")
             if now > room.deadline:
                 raise TooLate()
+            # Cached for a few seconds: a room's 20 answers need it 20 times.
+            question = round_question_facts(round_id=room.round_id, position=question_index)
+            if not 0 <= option < question.option_count:
+                raise AnswerRefused("Choose one of the options.")
             elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
             Answer.objects.create(
-                room=room,
-                player=player,
+                room_id=room.pk,
+                player_id=player_id,
                 question_index=question_index,
                 option=option,
                 elapsed_ms=max(elapsed_ms, 0),
                 correct=option == question.correct_index,
             )
-            # Only the count changed: a small event for the host's screen, not a snapshot to every player.
-            answered = Answer.objects.filter(room=room, question_index=question_index, player__removed=False).count()
-            events.answers_changed(room_code=room.code, question_index=question_index, answered_count=answered)
     except IntegrityError:  # the unique (player, question) constraint: a second answer
         raise AlreadyAnswered() from None
     # Counted after commit: answers that went in side by side cannot see each other inside their
     # transactions, but the last to commit sees them all here.
-    closed = _close_if_everyone_answered(room_id=room.pk, question_index=question_index)
+    closed = _close_if_everyone_answered(room_id=room.pk, question_index=question_index, room_code=room.code)
     return AnswerAck(question_index=question_index, option=option, closed=closed)
 
 
-def _room_for_answer(room_id: int) -> Room:
-    if connection.vendor == "postgresql":
-        return Room.objects.raw("SELECT * FROM lobby_room WHERE id = %s FOR SHARE", [room_id])[0]
-    # SQLite: the IMMEDIATE transaction already holds the database's write lock.
-    return Room.objects.get(pk=room_id)
+_ROOM_OF_PLAYER = (
+    "SELECT r.* FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id WHERE p.id = %s AND NOT p.removed"
+)
 
 
-def _close_if_everyone_answered(*, room_id: int, question_index: int | None = None) -> bool:
+def _room_for_answer(player_id: int) -> Room | None:
+    """The room of a player still in it, or None. On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
+    transaction already holds the database's write lock."""
+    sql = _ROOM_OF_PLAYER + (" FOR SHARE OF r" if connection.vendor == "postgresql" else "")
+    rooms = list(Room.objects.raw(sql, [player_id]))
+    return rooms[0] if rooms else None
+
+
+def _close_if_everyone_answered(
+    *, room_id: int, question_index: int | None = None, room_code: str | None = None
+) -> bool:
     if question_index is None:
         room = Room.objects.get(pk=room_id)
         if room.phase != Phase.QUESTION:
@@ -329,6 +331,9 @@ def _close_if_everyone_answered(*, room_id: int, question_index: int | None = No
         active=Count("id", distinct=True),
         answered=Count("answers", filter=Q(answers__question_index=question_index), distinct=True),
     )
+    if room_code is not None:
+        # Only the count changed: a small event for the host's screen, not a snapshot to every player.
+        events.answers_changed(room_code=room_code, question_index=question_index, answered_count=counts["answered"])
     if counts["active"] and counts["answered"] >= counts["active"]:
         return question_close(room_id=room_id, question_index=question_index)
     return False
