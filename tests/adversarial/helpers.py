@@ -1,14 +1,6 @@
 """A WebSocket client for adversarial tests: sends anything (raw text, binary, any JSON), from any client IP."""
 
-import asyncio
-import json
-
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
-
-from lobby.routing import websocket_urlpatterns
-
-app = URLRouter(websocket_urlpatterns)
+from tests.support.communicator import Client as BaseClient
 
 # Every error code a client may see; anything else (or a traceback in a message) is a bug.
 KNOWN_ERROR_CODES = {
@@ -34,24 +26,9 @@ KNOWN_ERROR_CODES = {
 }
 
 
-class Client:
+class Client(BaseClient):
     def __init__(self, code: str, *, ip: str = "203.0.113.7", headers: list | None = None):
-        self.comm = WebsocketCommunicator(app, f"/ws/room/{code}/", headers=headers)
-        # The communicator builds no client address; the router reads the scope only once the app runs.
-        self.comm.scope["client"] = [ip, 50000]
-        self.backlog: list[dict] = []
-        self.closed: int | None = None
-
-    async def __aenter__(self):
-        connected, _ = await self.comm.connect()
-        assert connected
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.comm.disconnect()
-
-    async def send(self, **message):
-        await self.comm.send_to(text_data=json.dumps(message))
+        super().__init__(code, ip=ip, headers=headers)
 
     async def send_raw(self, *, text: str | None = None, data: bytes | None = None):
         event = {"type": "websocket.receive"}
@@ -60,28 +37,6 @@ class Client:
         else:
             event["bytes"] = data
         await self.comm.send_input(event)
-
-    async def recv(self, timeout: float = 3) -> dict:
-        output = await self.comm.receive_output(timeout)
-        if output["type"] == "websocket.close":
-            self.closed = output.get("code", 1000)
-            return {"type": "closed", "code": self.closed}
-        return json.loads(output["text"])
-
-    async def until(self, predicate, timeout: float = 5) -> dict:
-        for message in self.backlog:
-            if predicate(message):
-                self.backlog.remove(message)
-                return message
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await self.recv(timeout)
-                if predicate(message):
-                    return message
-                self.backlog.append(message)
-
-    async def state(self, **expected) -> dict:
-        return await self.until(lambda m: m["type"] == "state" and all(m.get(k) == v for k, v in expected.items()))
 
     async def error(self) -> dict:
         return await self.until(lambda m: m["type"] in ("error", "closed"))

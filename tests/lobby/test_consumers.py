@@ -6,58 +6,15 @@ from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.db.models import F
 from django.utils import timezone
 
 from config.asgi import application as full_application
 from lobby.models import Room
-from lobby.routing import websocket_urlpatterns
+from tests.support.communicator import Client, join_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
-app = URLRouter(websocket_urlpatterns)
-
-
-class Client:
-    def __init__(self, code: str):
-        self.comm = WebsocketCommunicator(app, f"/ws/room/{code}/")
-        self.received: list[dict] = []
-        self.backlog: list[dict] = []  # received but not yet matched by `until`
-
-    async def __aenter__(self):
-        connected, _ = await self.comm.connect()
-        assert connected
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.comm.disconnect()
-
-    async def send(self, **message):
-        await self.comm.send_json_to(message)
-
-    async def recv(self, timeout: float = 3) -> dict:
-        message = await self.comm.receive_json_from(timeout=timeout)
-        self.received.append(message)
-        return message
-
-    async def until(self, predicate, timeout: float = 5) -> dict:
-        for message in self.backlog:
-            if predicate(message):
-                self.backlog.remove(message)
-                return message
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await self.recv(timeout)
-                if predicate(message):
-                    return message
-                self.backlog.append(message)
-
-    async def state(self, **expected) -> dict:
-        return await self.until(lambda m: m["type"] == "state" and all(m.get(k) == v for k, v in expected.items()))
-
-    async def error(self) -> dict:
-        return await self.until(lambda m: m["type"] == "error")
 
 
 @pytest.fixture
@@ -68,20 +25,13 @@ def room(make_room):
     return make
 
 
-async def _join(code: str, nickname: str) -> tuple[Client, dict]:
-    client = await Client(code).__aenter__()
-    await client.send(type="join", nickname=nickname)
-    joined = await client.until(lambda m: m["type"] == "joined")
-    return client, joined
-
-
 async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        player, joined = await _join(code, "Ada")
+        player, joined = await join_room(code, "Ada")
         assert joined["player"]["nickname"] == "Ada" and joined["token"]
         snap = await player.state(phase="lobby")
         assert snap["you"]["nickname"] == "Ada"
@@ -94,8 +44,8 @@ async def test_taken_nickname_and_full_room_get_clear_errors(room, settings):
     settings.ROOM_MAX_PLAYERS = 2
     created = await room()
     code = created.room.code
-    a, _ = await _join(code, "Ada")
-    b, _ = await _join(code, "Bob")
+    a, _ = await join_room(code, "Ada")
+    b, _ = await join_room(code, "Bob")
     async with Client(code) as c:
         await c.send(type="join", nickname="ada")
         error = await c.error()
@@ -131,7 +81,7 @@ async def test_malformed_and_unauthorised_messages_get_error_frames_and_the_conn
 
 async def test_a_player_cannot_act_as_host(room):
     created = await room()
-    player, _ = await _join(created.room.code, "Mallory")
+    player, _ = await join_room(created.room.code, "Mallory")
     await player.send(type="start")
     assert (await player.error())["message"] == "Only the host can do that."
     await player.send(type="remove", player=1)
@@ -147,8 +97,8 @@ async def test_answer_double_answer_and_late_answer(room):
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        ann, _ = await _join(code, "Ann")
-        ben, _ = await _join(code, "Ben")
+        ann, _ = await join_room(code, "Ann")
+        ben, _ = await join_room(code, "Ben")
         await host.send(type="start")
         await ann.state(phase="question")
         await ann.send(type="answer", question=0, option=1)
@@ -179,8 +129,8 @@ async def test_reconnect_returns_to_the_same_phase_score_and_answer(room):
     host = await Client(code).__aenter__()
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    ann, joined = await _join(code, "Ann")
-    ben, _ = await _join(code, "Ben")
+    ann, joined = await join_room(code, "Ann")
+    ben, _ = await join_room(code, "Ben")
     await host.send(type="start")
     await ann.state(phase="question")
     await ann.send(type="answer", question=0, option=1)
@@ -207,7 +157,7 @@ async def test_the_deadline_closes_the_question_when_the_host_is_gone(room):
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        ann, _ = await _join(code, "Ann")
+        ann, _ = await join_room(code, "Ann")
         await host.send(type="start")
         await ann.state(phase="question")
     # Host disconnected; the server's clock alone must reveal once the deadline passes.
@@ -225,7 +175,7 @@ async def test_a_removed_player_is_told_and_cannot_resume(room):
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        eve, joined = await _join(code, "Eve")
+        eve, joined = await join_room(code, "Eve")
         await eve.state(phase="lobby")
         await host.send(type="remove", player=joined["player"]["id"])
         error = await eve.error()
@@ -244,8 +194,8 @@ async def test_no_message_to_a_player_says_which_option_is_correct_before_its_re
     host = await Client(code).__aenter__()
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    spy, _ = await _join(code, "Spy")
-    other, _ = await _join(code, "Other")
+    spy, _ = await join_room(code, "Spy")
+    other, _ = await join_room(code, "Other")
     await host.send(type="start")
     for index in range(3):
         before = len(spy.received)
@@ -288,7 +238,7 @@ async def test_websocket_from_a_foreign_origin_is_refused(room):
 async def test_a_client_that_missed_events_catches_up_with_sync(room):
     created = await room()
     code = created.room.code
-    ann, _ = await _join(code, "Ann")
+    ann, _ = await join_room(code, "Ann")
     current = await ann.state(phase="lobby")
     await ann.send(type="sync", seq=current["seq"])
     await ann.send(type="ping")
@@ -309,7 +259,7 @@ async def test_the_host_voids_a_played_question_and_players_see_the_corrected_sc
     host = await Client(code).__aenter__()
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    ann, _ = await _join(code, "Ann")
+    ann, _ = await join_room(code, "Ann")
     await host.send(type="start")
     await ann.state(phase="question")
     await ann.send(type="void", index=0)

@@ -8,7 +8,7 @@ from lobby import review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
-from tests.lobby.test_consumers import Client, _join
+from tests.support.communicator import Client, join_room
 from verifier.models import Flag
 from verifier.services import review_label
 
@@ -230,7 +230,7 @@ async def test_report_and_crowd_flag_through_the_consumers(async_room):
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        players = [(await _join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
+        players = [(await join_room(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
         await host.send(type="start")
         for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
             await client.state(phase="question")

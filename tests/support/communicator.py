@@ -1,0 +1,72 @@
+"""A client of the room's WebSocket through Channels' WebsocketCommunicator (no server process)."""
+
+import asyncio
+import json
+
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from lobby.routing import websocket_urlpatterns
+
+app = URLRouter(websocket_urlpatterns)
+
+
+class Client:
+    """Keeps every frame it received (`received`) and those not yet matched by `until` (`backlog`).
+    A close arrives as {"type": "closed", "code": …}."""
+
+    def __init__(self, code: str, *, ip: str | None = None, headers: list | None = None):
+        self.comm = WebsocketCommunicator(app, f"/ws/room/{code}/", headers=headers)
+        if ip is not None:
+            # The communicator builds no client address; the router reads the scope only once the app runs.
+            self.comm.scope["client"] = [ip, 50000]
+        self.received: list[dict] = []
+        self.backlog: list[dict] = []
+        self.closed: int | None = None
+
+    async def __aenter__(self):
+        connected, _ = await self.comm.connect()
+        assert connected
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.comm.disconnect()
+
+    async def send(self, **message):
+        await self.comm.send_to(text_data=json.dumps(message))
+
+    async def recv(self, timeout: float = 3) -> dict:
+        output = await self.comm.receive_output(timeout)
+        if output["type"] == "websocket.close":
+            self.closed = output.get("code", 1000)
+            message = {"type": "closed", "code": self.closed}
+        else:
+            message = json.loads(output["text"])
+        self.received.append(message)
+        return message
+
+    async def until(self, predicate, timeout: float = 5) -> dict:
+        for message in self.backlog:
+            if predicate(message):
+                self.backlog.remove(message)
+                return message
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await self.recv(timeout)
+                if predicate(message):
+                    return message
+                self.backlog.append(message)
+
+    async def state(self, **expected) -> dict:
+        return await self.until(lambda m: m["type"] == "state" and all(m.get(k) == v for k, v in expected.items()))
+
+    async def error(self) -> dict:
+        return await self.until(lambda m: m["type"] == "error")
+
+
+async def join_room(code: str, nickname: str) -> tuple[Client, dict]:
+    """A connected player: the client and its `joined` frame (with the token)."""
+    client = await Client(code).__aenter__()
+    await client.send(type="join", nickname=nickname)
+    joined = await client.until(lambda m: m["type"] == "joined")
+    return client, joined
