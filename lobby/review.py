@@ -15,7 +15,7 @@ from lobby.exceptions import GameError
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from quiz.models import Question, RoundQuestion
-from quiz.selectors import round_question_list
+from quiz.selectors import round_question_at
 from verifier import conf
 from verifier.models import FlagKind, ReviewLabel
 from verifier.selectors import latest_label
@@ -73,7 +73,7 @@ def crowd_verdict(*, distribution: list[int], correct_index: int) -> CrowdVerdic
 def crowd_check(*, room_id: int, question_index: int) -> bool:
     """Run once a question has closed. Flags the question when the crowd clearly picked another option."""
     room = Room.objects.get(pk=room_id)
-    question = round_question_list(round_id=room.round_id)[question_index]
+    question = round_question_at(round_id=room.round_id, position=question_index)
     counts = dict(
         Answer.objects.filter(room=room, question_index=question_index)
         .values_list("option")
@@ -179,7 +179,7 @@ def question_void(*, room_id: int, question_index: int, reviewer=None, by_host: 
         room = Room.objects.select_for_update().get(pk=room_id)
         if question_index not in closed_indexes(room):
             raise VoidRefused("Only a question that has been played and closed can be voided.")
-        question = round_question_list(round_id=room.round_id)[question_index]
+        question = round_question_at(round_id=room.round_id, position=question_index)
         if not by_host and latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
             raise VoidRefused("Label the question defective before voiding it.")
         if VoidedQuestion.objects.filter(room=room, question_index=question_index).exists():

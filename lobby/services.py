@@ -31,7 +31,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
 from lobby.tokens import host_token, player_token, read_host_token, read_player_token
 from quiz.models import Round
-from quiz.selectors import round_question_facts, round_question_list
+from quiz.selectors import round_question_at, round_question_facts
 
 logger = logging.getLogger(__name__)
 
@@ -360,7 +360,7 @@ def report_create(*, player_id: int, question_index: object, text: object) -> Re
     )
     if not revealed or not 0 <= question_index < room.question_count:
         raise NotNow("You can report a question after its answer is shown.")
-    question = round_question_list(round_id=room.round_id)[question_index]
+    question = round_question_at(round_id=room.round_id, position=question_index)
     try:
         with transaction.atomic():
             report = Report.objects.create(room=room, player=player, question=question, text=text)
