@@ -175,7 +175,7 @@ ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection).
-DB_THREADS = env.int("DB_THREADS", default=12)
+DB_THREADS = env.int("DB_THREADS", default=4)
 # A database outage pauses the game: messages are retried this long, and open questions get at least
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)

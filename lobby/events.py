@@ -21,35 +21,41 @@ def room_group(code: str) -> str:
     return f"room.{code}"
 
 
+def host_group(code: str) -> str:
+    """The room's host screens only: the answer count changes with every answer, and sending it to 20
+    players who ignore it would multiply the server's work per answer by 21."""
+    return f"room.{code}.host"
+
+
 def room_changed(*, room_id: int) -> None:
     transaction.on_commit(lambda: room_broadcast(room_id=room_id))
 
 
 def answers_changed(*, room_code: str, question_index: int, answered_count: int) -> None:
     event = {"type": ROOM_ANSWERS, "question_index": question_index, "answered_count": answered_count}
-    transaction.on_commit(lambda: _send(room_code, event))
+    transaction.on_commit(lambda: _send(host_group(room_code), event))
 
 
-def _send(room_code: str, event: dict) -> None:
+def _send(group: str, event: dict) -> None:
     loop = _server_loop()
     if loop is not None:
         # Called from a worker thread of the server: hand the send to the event loop and return, so the
         # thread (and the database connection it holds) is free for the next player's action at once.
-        asyncio.run_coroutine_threadsafe(_send_async(room_code, event), loop)
+        asyncio.run_coroutine_threadsafe(_send_async(group, event), loop)
     else:  # a Celery worker, a management command: no server loop to hand it to
-        async_to_sync(_send_async)(room_code, event)
+        async_to_sync(_send_async)(group, event)
 
 
-async def _send_async(room_code: str, event: dict) -> None:
+async def _send_async(group: str, event: dict) -> None:
     # A restarted Redis leaves a dead connection in the pool: the first send fails, a second one reconnects.
     for attempt in range(SEND_ATTEMPTS):
         try:
-            await get_channel_layer().group_send(room_group(room_code), event)
+            await get_channel_layer().group_send(group, event)
             return
         except Exception:
             if attempt + 1 == SEND_ATTEMPTS:
                 # Clients still catch up: the next event or their periodic sync brings a fresh snapshot.
-                logger.exception("event for room %s failed", room_code)
+                logger.exception("event for %s failed", group)
             else:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
@@ -67,4 +73,4 @@ def room_broadcast(*, room_id: int) -> None:
     snapshot = room_snapshot(room_id=room_id)
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
-    _send(snapshot["code"], {"type": ROOM_STATE, "state": snapshot})
+    _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot})

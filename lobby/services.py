@@ -3,6 +3,7 @@
 import logging
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,6 +18,7 @@ from lobby.exceptions import (
     AlreadyReported,
     AnswerRefused,
     BadToken,
+    GameError,
     GameOver,
     NicknameInvalid,
     NicknameTaken,
@@ -261,82 +263,177 @@ class AnswerAck:
     closed: bool  # this answer was the last one and closed the question
 
 
+@dataclass(frozen=True)
+class AnswerIn:
+    """One player's answer as the server received it. The deadline is judged at `received_at` (a retry after
+    a database outage keeps it), never at a time the client claims."""
+
+    player_id: int
+    question_index: object
+    option: object
+    received_at: datetime | None = None
+
+
 def answer_submit(
     *, player_id: int, question_index: object, option: object, received_at: datetime | None = None
 ) -> AnswerAck:
+    result = answers_submit([AnswerIn(player_id, question_index, option, received_at)])[0]
+    if isinstance(result, GameError):
+        raise result
+    return result
+
+
+def answers_submit(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
+    """Many players' answers in one transaction (the server groups those that arrive together): one result per
+    answer, in order, an acknowledgement or the error that player should see. Under load this is what lets a
+    process take a thousand answers a second: a handful of queries per batch instead of per answer."""
+    try:
+        return _answers_submit(answers)
+    except IntegrityError:
+        # The unique (player, question) constraint: another process stored one of these players' answers
+        # after we looked. Rare (one player, two connections); each answer then goes in on its own.
+        if len(answers) == 1:
+            return [AlreadyAnswered()]
+        return [answers_submit([answer])[0] for answer in answers]
+
+
+def _answers_submit(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
+    results: list[AnswerAck | GameError | None] = [None] * len(answers)
+    accepted: dict[int, Answer] = {}  # position in `answers` -> the row to insert
+    with transaction.atomic():
+        # One query: the room of every player still in one, under a shared lock on the room's row. Answers
+        # to the same question go in side by side; a close (which updates the row) waits for them, or they
+        # see it closed.
+        rooms = _rooms_for_answers({a.player_id for a in answers})
+        already = _already_answered(answers)
+        for position, answer in enumerate(answers):
+            try:
+                row = _judge_answer(answer, rooms.get(answer.player_id), already)
+            except GameError as error:
+                results[position] = error
+                continue
+            already.add((row.player_id, row.question_index))
+            accepted[position] = row
+        # In player order, so two batches racing over the same players' rows always lock them in one order.
+        Answer.objects.bulk_create(sorted(accepted.values(), key=lambda row: (row.player_id, row.question_index)))
+    # Counted after commit: answers that went in side by side cannot see each other inside their
+    # transactions, but the last to commit sees them all here.
+    questions = {(row.room_id, row.question_index) for row in accepted.values()}
+    codes = {room.pk: room.code for room in rooms.values()}
+    closed = _close_where_everyone_answered(questions, codes)
+    last_of_question = {(row.room_id, row.question_index): position for position, row in accepted.items()}
+    for position, row in accepted.items():
+        key = (row.room_id, row.question_index)
+        results[position] = AnswerAck(
+            question_index=row.question_index,
+            option=row.option,
+            closed=key in closed and last_of_question[key] == position,
+        )
+    return results
+
+
+def _already_answered(answers: Sequence[AnswerIn]) -> set[tuple[int, int]]:
+    """(player, question) pairs of these answers already stored: a double click or a replayed frame is
+    refused here, without failing the insert of everyone else's answers."""
+    return set(
+        Answer.objects.filter(
+            player_id__in={a.player_id for a in answers if isinstance(a.player_id, int)},
+            question_index__in={a.question_index for a in answers if isinstance(a.question_index, int)},
+        ).values_list("player_id", "question_index")
+    )
+
+
+def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, int]]) -> Answer:
+    """The row to store for this answer, or the GameError that says why it is refused."""
+    question_index, option = answer.question_index, answer.option
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise AnswerRefused("The answer must name the question it is for.")
     if not isinstance(option, int) or isinstance(option, bool):
         raise AnswerRefused("Choose one of the options.")
-    # The deadline is judged at the time the server received the answer (a retry after a database outage
-    # keeps it), never at a time the client claims.
-    now = received_at or timezone.now()
-    try:
-        with transaction.atomic():
-            # One query: the player's room, under a shared lock on its row. Answers to the same question go
-            # in side by side; a close (which updates the row) waits for them, or they see it closed.
-            room = _room_for_answer(player_id)
-            if room is None:
-                raise PlayerRemoved()
-            if room.phase != Phase.QUESTION or room.question_index != question_index:
-                if room.question_index == question_index and room.phase != Phase.LOBBY:
-                    raise TooLate()
-                raise AnswerRefused("That question is not open.")
-            if now > room.deadline:
-                raise TooLate()
-            # Cached for a few seconds: a room's 20 answers need it 20 times.
-            question = round_question_facts(round_id=room.round_id, position=question_index)
-            if not 0 <= option < question.option_count:
-                raise AnswerRefused("Choose one of the options.")
-            elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
-            Answer.objects.create(
-                room_id=room.pk,
-                player_id=player_id,
-                question_index=question_index,
-                option=option,
-                elapsed_ms=max(elapsed_ms, 0),
-                correct=option == question.correct_index,
-            )
-    except IntegrityError:  # the unique (player, question) constraint: a second answer
-        raise AlreadyAnswered() from None
-    # Counted after commit: answers that went in side by side cannot see each other inside their
-    # transactions, but the last to commit sees them all here.
-    closed = _close_if_everyone_answered(room_id=room.pk, question_index=question_index, room_code=room.code)
-    return AnswerAck(question_index=question_index, option=option, closed=closed)
+    if room is None:
+        raise PlayerRemoved()
+    if room.phase != Phase.QUESTION or room.question_index != question_index:
+        if room.question_index == question_index and room.phase != Phase.LOBBY:
+            raise TooLate()
+        raise AnswerRefused("That question is not open.")
+    now = answer.received_at or timezone.now()
+    if now > room.deadline:
+        raise TooLate()
+    # Cached for a few seconds: a room's 20 answers need it 20 times.
+    question = round_question_facts(round_id=room.round_id, position=question_index)
+    if not 0 <= option < question.option_count:
+        raise AnswerRefused("Choose one of the options.")
+    if (answer.player_id, question_index) in already:
+        raise AlreadyAnswered()
+    elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
+    return Answer(
+        room_id=room.pk,
+        player_id=answer.player_id,
+        question_index=question_index,
+        option=option,
+        elapsed_ms=max(elapsed_ms, 0),
+        correct=option == question.correct_index,
+    )
 
 
-_ROOM_OF_PLAYER = (
-    "SELECT r.* FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id WHERE p.id = %s AND NOT p.removed"
+_ROOMS_OF_PLAYERS = (
+    "SELECT r.*, p.id AS answering_player_id FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id "
+    "WHERE p.id IN ({}) AND NOT p.removed"
 )
 
 
-def _room_for_answer(player_id: int) -> Room | None:
-    """The room of a player still in it, or None. On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
-    transaction already holds the database's write lock."""
-    sql = _ROOM_OF_PLAYER + (" FOR SHARE OF r" if connection.vendor == "postgresql" else "")
-    rooms = list(Room.objects.raw(sql, [player_id]))
-    return rooms[0] if rooms else None
+def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
+    """Player id -> room, for the players still in a room. On PostgreSQL under FOR SHARE; on SQLite the
+    IMMEDIATE transaction already holds the database's write lock."""
+    ids = [player_id for player_id in player_ids if isinstance(player_id, int)]
+    if not ids:
+        return {}
+    sql = _ROOMS_OF_PLAYERS.format(", ".join(["%s"] * len(ids)))
+    sql += " FOR SHARE OF r" if connection.vendor == "postgresql" else ""
+    return {room.answering_player_id: room for room in Room.objects.raw(sql, ids)}
 
 
-def _close_if_everyone_answered(
-    *, room_id: int, question_index: int | None = None, room_code: str | None = None
-) -> bool:
-    if question_index is None:
-        room = Room.objects.get(pk=room_id)
-        if room.phase != Phase.QUESTION:
-            return False
-        question_index = room.question_index
-    # One query: the room's players and how many of them answered this question.
-    counts = Player.objects.filter(room_id=room_id, removed=False).aggregate(
-        active=Count("id", distinct=True),
-        answered=Count("answers", filter=Q(answers__question_index=question_index), distinct=True),
+def _close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[int, str]) -> set[tuple[int, int]]:
+    """For each (room, question) just answered: tell the host how many have answered, and close the question
+    if that is everyone. Two queries, however many rooms. Returns the questions this call closed."""
+    if not questions:
+        return set()
+    room_ids = {room_id for room_id, _ in questions}
+    active = dict(
+        Player.objects.filter(room_id__in=room_ids, removed=False)
+        .values("room_id")
+        .annotate(n=Count("id"))
+        .values_list("room_id", "n")
     )
-    if room_code is not None:
+    which = Q()
+    for room_id, question_index in questions:
+        which |= Q(room_id=room_id, question_index=question_index)
+    answered = dict(
+        Answer.objects.filter(which, player__removed=False)
+        .values("room_id")
+        .annotate(n=Count("id"))
+        .values_list("room_id", "n")
+    )
+    closed = set()
+    for room_id, question_index in sorted(questions):
         # Only the count changed: a small event for the host's screen, not a snapshot to every player.
-        events.answers_changed(room_code=room_code, question_index=question_index, answered_count=counts["answered"])
-    if counts["active"] and counts["answered"] >= counts["active"]:
-        return question_close(room_id=room_id, question_index=question_index)
-    return False
+        count = answered.get(room_id, 0)
+        events.answers_changed(room_code=codes[room_id], question_index=question_index, answered_count=count)
+        if (
+            active.get(room_id)
+            and count >= active[room_id]
+            and question_close(room_id=room_id, question_index=question_index)
+        ):
+            closed.add((room_id, question_index))
+    return closed
+
+
+def _close_if_everyone_answered(*, room_id: int) -> bool:
+    """After a player leaves the room: the others may all have answered already."""
+    room = Room.objects.get(pk=room_id)
+    if room.phase != Phase.QUESTION:
+        return False
+    return bool(_close_where_everyone_answered({(room.pk, room.question_index)}, {room.pk: room.code}))
 
 
 # Control characters (NUL breaks PostgreSQL), lone surrogates (not UTF-8) and bidi overrides (they make text

@@ -183,3 +183,64 @@ def test_reports_only_after_the_reveal_and_once(make_room):
     assert report.question.text == "What is 2 + 2?"
     with pytest.raises(AlreadyReported):
         services.report_create(player_id=ann.player.pk, question_index=0, text="again")
+
+
+def test_answers_that_arrive_together_are_judged_one_by_one_in_one_batch(make_room):
+    room_a, (ann, ben) = _started(make_room)
+    room_b, (cat, dan, eve) = _started(make_room, players=("Cat", "Dan", "Eve"))
+    services.player_remove(room_id=room_b.pk, player_id=dan.player.pk)
+    late = room_b.deadline + timedelta(milliseconds=1)
+    batch = [
+        services.AnswerIn(ann.player.pk, 0, 1),  # correct
+        services.AnswerIn(ann.player.pk, 0, 2),  # the same player again in the same batch
+        services.AnswerIn(cat.player.pk, 0, 9),  # no such option
+        services.AnswerIn(dan.player.pk, 0, 1),  # removed by the host
+        services.AnswerIn(eve.player.pk, 0, 1, received_at=late),
+        services.AnswerIn(ben.player.pk, 1, 0),  # not the open question
+        services.AnswerIn(ben.player.pk, 0, 0),  # wrong, and the last of room A: it closes the question
+    ]
+    results = services.answers_submit(batch)
+
+    assert [type(r).__name__ for r in results] == [
+        "AnswerAck", "AlreadyAnswered", "AnswerRefused", "PlayerRemoved", "TooLate", "AnswerRefused", "AnswerAck",
+    ]  # fmt: skip
+    assert "not open" in str(results[5])
+    assert (results[0].closed, results[6].closed) == (False, True)
+    assert sorted(Answer.objects.values_list("player__nickname", "option")) == [("Ann", 1), ("Ben", 0)]
+    room_a.refresh_from_db()
+    room_b.refresh_from_db()
+    assert room_a.phase == Phase.REVEAL
+    assert room_b.phase == Phase.QUESTION  # Cat and Eve have not answered (their answers were refused)
+    ann.player.refresh_from_db()
+    assert ann.player.score > 0
+
+
+def test_an_answer_already_stored_is_refused_without_failing_the_rest_of_its_batch(make_room):
+    room, (ann, ben, cat) = _started(make_room, players=("Ann", "Ben", "Cat"))
+    services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
+    results = services.answers_submit([services.AnswerIn(ben.player.pk, 0, 1), services.AnswerIn(ann.player.pk, 0, 0)])
+    assert isinstance(results[0], services.AnswerAck)
+    assert isinstance(results[1], AlreadyAnswered)
+    assert Answer.objects.get(player=ann.player).option == 1
+    assert Answer.objects.filter(room=room).count() == 2
+
+
+def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_batch(make_room, monkeypatch):
+    """Between the duplicate check and the insert, another process stores one of the batch's answers (the
+    same player on two connections): the insert fails on the unique constraint, and every other answer of
+    the batch still goes in, each on its own."""
+    room, (ann, ben) = _started(make_room)
+    services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
+    real = services._already_answered
+    calls = []
+
+    def misses_the_first_time(answers):
+        calls.append(len(answers))
+        return set() if len(calls) == 1 else real(answers)
+
+    monkeypatch.setattr(services, "_already_answered", misses_the_first_time)
+    results = services.answers_submit([services.AnswerIn(ann.player.pk, 0, 2), services.AnswerIn(ben.player.pk, 0, 0)])
+    assert calls == [2, 1, 1]  # the batch, then each answer on its own
+    assert isinstance(results[0], AlreadyAnswered)
+    assert isinstance(results[1], services.AnswerAck) and results[1].closed
+    assert sorted(Answer.objects.values_list("player__nickname", "option")) == [("Ann", 1), ("Ben", 0)]

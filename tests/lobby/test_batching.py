@@ -1,0 +1,67 @@
+"""Group commit: what arrives while a write runs goes into the next write, and each caller gets its own result."""
+
+import asyncio
+
+import pytest
+
+from lobby.batching import GroupCommit
+
+
+class Refused(Exception):
+    pass
+
+
+async def test_items_arriving_during_a_write_go_into_the_next_write_together():
+    calls: list[list[int]] = []
+    first_write_started, release = asyncio.Event(), asyncio.Event()
+
+    async def write(items):
+        calls.append(list(items))
+        first_write_started.set()
+        await release.wait()
+        return [Refused(f"odd {i}") if i % 2 else i * 10 for i in items]
+
+    group = GroupCommit(write)
+    first = asyncio.create_task(group.submit(0))
+    await first_write_started.wait()
+    rest = [asyncio.create_task(group.submit(i)) for i in range(1, 6)]
+    await asyncio.sleep(0.01)
+    assert calls == [[0]]  # the others wait for the write in progress: no second transaction meanwhile
+    release.set()
+    results = await asyncio.gather(first, *rest, return_exceptions=True)
+    assert calls == [[0], [1, 2, 3, 4, 5]]
+    assert results[0] == 0 and results[2] == 20 and results[4] == 40
+    assert [str(r) for r in results if isinstance(r, Refused)] == ["odd 1", "odd 3", "odd 5"]
+
+
+async def test_a_failed_write_fails_only_its_own_batch_and_the_next_one_runs():
+    attempts = 0
+
+    async def write(items):
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            raise ConnectionError("database unreachable")
+        return list(items)
+
+    group = GroupCommit(write)
+    with pytest.raises(ConnectionError):
+        await group.submit("a")
+    assert await group.submit("b") == "b"
+
+
+async def test_a_caller_that_goes_away_does_not_disturb_the_others():
+    release = asyncio.Event()
+
+    async def write(items):
+        await release.wait()
+        return [f"ok {i}" for i in items]
+
+    group = GroupCommit(write, max_batch=2)
+    tasks = [asyncio.create_task(group.submit(i)) for i in range(4)]
+    await asyncio.sleep(0.01)
+    tasks[1].cancel()
+    release.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert results[0] == "ok 0" and isinstance(results[1], asyncio.CancelledError)
+    assert results[2:] == ["ok 2", "ok 3"]  # max_batch 2: the second pair went in a second write
