@@ -33,7 +33,8 @@ def db(func):
 
 
 # The answers that reach this process together go into the database in one transaction.
-_answers = GroupCommit(db(services.answers_submit))
+# Each batch's count-and-close step runs after its players have their acknowledgements.
+_answers = GroupCommit(db(services.answers_store), after=db(services.answers_counted))
 
 DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}

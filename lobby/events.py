@@ -4,6 +4,8 @@ import asyncio
 import logging
 import os
 import time
+import weakref
+from dataclasses import dataclass, field
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
@@ -33,7 +35,47 @@ def room_changed(*, room_id: int) -> None:
 
 def answers_changed(*, room_code: str, question_index: int, answered_count: int) -> None:
     event = {"type": ROOM_ANSWERS, "question_index": question_index, "answered_count": answered_count}
-    transaction.on_commit(lambda: _send(host_group(room_code), event))
+    transaction.on_commit(lambda: _send_latest(host_group(room_code), event))
+
+
+# The host's answer counter needs the newest count, not every count: per room, one send at once, then at
+# most one every HOST_COUNT_INTERVAL carrying the latest value (the reveal's snapshot has the final count).
+# Each send is a Redis publish, and a process's publishes go out one at a time, the room broadcasts included.
+HOST_COUNT_INTERVAL = 0.25
+
+
+@dataclass
+class _Latest:
+    events: dict[str, dict] = field(default_factory=dict)  # group -> newest event not yet sent
+    flushing: set[str] = field(default_factory=set)
+
+
+_latest: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Latest] = weakref.WeakKeyDictionary()
+
+
+def _send_latest(group: str, event: dict) -> None:
+    loop = _server_loop()
+    if loop is None:
+        _send(group, event)
+    else:
+        loop.call_soon_threadsafe(_keep_latest, loop, group, event)
+
+
+def _keep_latest(loop: asyncio.AbstractEventLoop, group: str, event: dict) -> None:
+    latest = _latest.setdefault(loop, _Latest())
+    latest.events[group] = event
+    if group not in latest.flushing:
+        latest.flushing.add(group)
+        loop.create_task(_flush_latest(latest, group))
+
+
+async def _flush_latest(latest: _Latest, group: str) -> None:
+    try:
+        while group in latest.events:
+            await _send_async(group, latest.events.pop(group))
+            await asyncio.sleep(HOST_COUNT_INTERVAL)
+    finally:
+        latest.flushing.discard(group)
 
 
 def _send(group: str, event: dict) -> None:

@@ -275,7 +275,8 @@ def close_due_questions() -> int:
 class AnswerAck:
     question_index: int
     option: int
-    closed: bool  # this answer was the last one and closed the question
+    room_id: int
+    room_code: str
 
 
 @dataclass(frozen=True)
@@ -292,59 +293,68 @@ class AnswerIn:
 def answer_submit(
     *, player_id: int, question_index: object, option: object, received_at: datetime | None = None
 ) -> AnswerAck:
-    result = answers_submit([AnswerIn(player_id, question_index, option, received_at)])[0]
+    """One answer, stored and counted: for callers outside the server's batching (tests, the shell)."""
+    result = answers_store([AnswerIn(player_id, question_index, option, received_at)])[0]
     if isinstance(result, GameError):
         raise result
+    answers_counted([result])
     return result
 
 
 def answers_submit(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
+    results = answers_store(answers)
+    answers_counted(results)
+    return results
+
+
+def answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
     """Many players' answers in one transaction (the server groups those that arrive together): one result per
     answer, in order, an acknowledgement or the error that player should see. Under load this is what lets a
-    process take a thousand answers a second: a handful of queries per batch instead of per answer."""
+    process take a thousand answers a second: a handful of queries per batch instead of per answer. Once
+    stored, an answer counts: `answers_counted` then closes the questions everyone has answered."""
     try:
-        return _answers_submit(answers)
+        return _answers_store(answers)
     except IntegrityError:
         # The unique (player, question) constraint: another process stored one of these players' answers
         # after we looked. Rare (one player, two connections); each answer then goes in on its own.
         if len(answers) == 1:
             return [AlreadyAnswered()]
-        return [answers_submit([answer])[0] for answer in answers]
+        return [answers_store([answer])[0] for answer in answers]
 
 
-def _answers_submit(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
-    results: list[AnswerAck | GameError | None] = [None] * len(answers)
-    accepted: dict[int, Answer] = {}  # position in `answers` -> the row to insert
+def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
+    results: list[AnswerAck | GameError] = []
+    accepted: list[Answer] = []
     with transaction.atomic():
         # One query: the room of every player still in one, under a shared lock on the room's row. Answers
         # to the same question go in side by side; a close (which updates the row) waits for them, or they
         # see it closed.
         rooms = _rooms_for_answers({a.player_id for a in answers})
         already = _already_answered(answers)
-        for position, answer in enumerate(answers):
+        for answer in answers:
+            room = rooms.get(answer.player_id)
             try:
-                row = _judge_answer(answer, rooms.get(answer.player_id), already)
+                row = _judge_answer(answer, room, already)
             except GameError as error:
-                results[position] = error
+                results.append(error)
                 continue
             already.add((row.player_id, row.question_index))
-            accepted[position] = row
+            accepted.append(row)
+            results.append(AnswerAck(row.question_index, row.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
-        Answer.objects.bulk_create(sorted(accepted.values(), key=lambda row: (row.player_id, row.question_index)))
-    # Counted after commit: answers that went in side by side cannot see each other inside their
-    # transactions, but the last to commit sees them all here.
-    questions = {(row.room_id, row.question_index) for row in accepted.values()}
-    codes = {room.pk: room.code for room in rooms.values()}
-    closed = _close_where_everyone_answered(questions, codes)
-    last_of_question = {(row.room_id, row.question_index): position for position, row in accepted.items()}
-    for position, row in accepted.items():
-        key = (row.room_id, row.question_index)
-        results[position] = AnswerAck(
-            question_index=row.question_index,
-            option=row.option,
-            closed=key in closed and last_of_question[key] == position,
-        )
+        Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
     return results
+
+
+def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, int]]:
+    """After answers are stored (and their players told): count each question they answered, tell its host,
+    and close it if everyone has answered. Counted after commit: answers that went in side by side cannot see
+    each other inside their transactions, but the last to commit sees them all here. Returns the
+    (room, question) pairs this call closed."""
+    acks = [r for r in results if isinstance(r, AnswerAck)]
+    return _close_where_everyone_answered(
+        {(ack.room_id, ack.question_index) for ack in acks}, {ack.room_id: ack.room_code for ack in acks}
+    )
 
 
 def _already_answered(answers: Sequence[AnswerIn]) -> set[tuple[int, int]]:

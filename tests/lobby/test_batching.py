@@ -65,3 +65,49 @@ async def test_a_caller_that_goes_away_does_not_disturb_the_others():
     results = await asyncio.gather(*tasks, return_exceptions=True)
     assert results[0] == "ok 0" and isinstance(results[1], asyncio.CancelledError)
     assert results[2:] == ["ok 2", "ok 3"]  # max_batch 2: the second pair went in a second write
+
+
+async def test_callers_have_their_results_before_the_follow_up_and_the_next_write_waits_for_it():
+    log: list[str] = []
+    follow_up_may_finish = asyncio.Event()
+
+    async def write(items):
+        log.append(f"write {list(items)}")
+        return list(items)
+
+    async def after(results):
+        log.append(f"after {results} starts")
+        if results == [1]:
+            await follow_up_may_finish.wait()
+        log.append(f"after {results} done")
+
+    group = GroupCommit(write, after=after)
+    assert await group.submit(1) == 1  # acknowledged while its follow-up is still running
+    assert log == ["write [1]", "after [1] starts"]
+    second = asyncio.create_task(group.submit(2))
+    await asyncio.sleep(0.02)
+    assert log == ["write [1]", "after [1] starts"]  # one database thread: the next write waits its turn
+    follow_up_may_finish.set()
+    assert await second == 2
+    await asyncio.sleep(0.01)
+    assert log[2:] == ["after [1] done", "write [2]", "after [2] starts", "after [2] done"]
+
+
+async def test_a_failing_follow_up_is_logged_and_the_next_still_runs(caplog):
+    done = []
+
+    async def after(results):
+        if results == ["bad"]:
+            raise RuntimeError("count failed")
+        done.append(results)
+
+    async def write(items):
+        return list(items)
+
+    group = GroupCommit(write, after=after)
+    assert await group.submit("bad") == "bad"
+    assert await group.submit("good") == "good"
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+    assert done == [["good"]]
+    assert "follow-up of a group commit failed" in caplog.text

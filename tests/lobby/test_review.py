@@ -1,5 +1,7 @@
 """Signals from the game to the review queue (reports, the crowd) and voiding a question after review."""
 
+import asyncio
+
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
@@ -239,7 +241,12 @@ async def test_report_and_crowd_flag_through_the_consumers(async_room):
         await host.state(phase="reveal")
         await players[0].send(type="report", question=0, text="B is wrong, it is A")
         assert (await players[0].until(lambda m: m["type"] == "reported"))["question"] == 0
-        flags = await database_sync_to_async(lambda: list(Flag.objects.order_by("kind").values("kind", "detail")))()
+        # The crowd check runs just after the reveal is sent, beside the report: wait for both.
+        for _ in range(100):
+            flags = await database_sync_to_async(lambda: list(Flag.objects.order_by("kind").values("kind", "detail")))()
+            if len(flags) == 2:
+                break
+            await asyncio.sleep(0.05)
         assert [f["kind"] for f in flags] == ["crowd", "reported"]
         assert flags[1]["detail"]["text"] == "B is wrong, it is A" and flags[1]["detail"]["player"] == "Ann"
         for client in players:

@@ -113,14 +113,14 @@ def test_a_double_click_advances_once(make_room):
 
 def test_answers_one_per_player_scored_at_close_and_the_last_answer_closes(make_room):
     room, (ann, ben) = _started(make_room)
-    ack = services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)  # correct
-    assert not ack.closed
+    services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)  # correct
+    room.refresh_from_db()
+    assert room.phase == Phase.QUESTION
     with pytest.raises(AlreadyAnswered):
         services.answer_submit(player_id=ann.player.pk, question_index=0, option=2)
     ann.player.refresh_from_db()
     assert ann.player.score == 0  # nothing is revealed through the score before the reveal
-    ack = services.answer_submit(player_id=ben.player.pk, question_index=0, option=0)  # wrong
-    assert ack.closed
+    services.answer_submit(player_id=ben.player.pk, question_index=0, option=0)  # wrong: the last to answer
     room.refresh_from_db()
     assert room.phase == Phase.REVEAL
     ann.player.refresh_from_db()
@@ -199,13 +199,15 @@ def test_answers_that_arrive_together_are_judged_one_by_one_in_one_batch(make_ro
         services.AnswerIn(ben.player.pk, 1, 0),  # not the open question
         services.AnswerIn(ben.player.pk, 0, 0),  # wrong, and the last of room A: it closes the question
     ]
-    results = services.answers_submit(batch)
+    results = services.answers_store(batch)
+    room_a.refresh_from_db()
+    assert room_a.phase == Phase.QUESTION  # stored, and acknowledged: counting comes next
+    assert services.answers_counted(results) == {(room_a.pk, 0)}
 
     assert [type(r).__name__ for r in results] == [
         "AnswerAck", "AlreadyAnswered", "AnswerRefused", "PlayerRemoved", "TooLate", "AnswerRefused", "AnswerAck",
     ]  # fmt: skip
     assert "not open" in str(results[5])
-    assert (results[0].closed, results[6].closed) == (False, True)
     assert sorted(Answer.objects.values_list("player__nickname", "option")) == [("Ann", 1), ("Ben", 0)]
     room_a.refresh_from_db()
     room_b.refresh_from_db()
@@ -242,5 +244,7 @@ def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_b
     results = services.answers_submit([services.AnswerIn(ann.player.pk, 0, 2), services.AnswerIn(ben.player.pk, 0, 0)])
     assert calls == [2, 1, 1]  # the batch, then each answer on its own
     assert isinstance(results[0], AlreadyAnswered)
-    assert isinstance(results[1], services.AnswerAck) and results[1].closed
+    assert isinstance(results[1], services.AnswerAck)
+    room.refresh_from_db()
+    assert room.phase == Phase.REVEAL
     assert sorted(Answer.objects.values_list("player__nickname", "option")) == [("Ann", 1), ("Ben", 0)]
