@@ -15,7 +15,7 @@ from lobby.exceptions import GameError
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from quiz.models import Question, RoundQuestion
-from quiz.selectors import round_question_at
+from quiz.selectors import round_question_at, round_question_facts
 from verifier import conf
 from verifier.models import FlagKind, ReviewLabel
 from verifier.selectors import latest_label
@@ -73,7 +73,7 @@ def crowd_verdict(*, distribution: list[int], correct_index: int) -> CrowdVerdic
 def crowd_check(*, room_id: int, question_index: int) -> bool:
     """Run once a question has closed. Flags the question when the crowd clearly picked another option."""
     room = Room.objects.get(pk=room_id)
-    question = round_question_at(round_id=room.round_id, position=question_index)
+    question = round_question_facts(round_id=room.round_id, position=question_index)
     counts = dict(
         Answer.objects.filter(room=room, question_index=question_index)
         .values_list("option")
@@ -85,7 +85,7 @@ def crowd_check(*, room_id: int, question_index: int) -> bool:
     if not verdict.disagrees:
         return False
     flag_record(
-        question_id=question.pk,
+        question_id=question.question_id,
         kind=FlagKind.CROWD,
         room_code=room.code,
         detail={

@@ -12,7 +12,7 @@ from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.review import crowd_verdict
 from quiz.models import CheckStatus
-from quiz.selectors import round_question_at, round_question_list
+from quiz.selectors import round_question_facts, round_question_list
 
 
 def room_snapshot(*, room_id: int) -> dict:
@@ -36,7 +36,7 @@ def room_snapshot(*, room_id: int) -> dict:
         "voided": sorted(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True)),
     }
     if room.phase in (Phase.QUESTION, Phase.REVEAL):
-        question = round_question_at(round_id=room.round_id, position=room.question_index)
+        question = round_question_facts(round_id=room.round_id, position=room.question_index)
         snapshot["question"] = {"index": room.question_index, "text": question.text, "options": list(question.options)}
         answers = Answer.objects.filter(room=room, question_index=room.question_index, player__removed=False)
         snapshot["answered_count"] = answers.count()

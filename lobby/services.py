@@ -330,7 +330,8 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
         # to the same question go in side by side; a close (which updates the row) waits for them, or they
         # see it closed.
         rooms = _rooms_for_answers({a.player_id for a in answers})
-        already = _already_answered(answers)
+        # A double click or a replayed frame is refused here, without failing the insert of everyone else's.
+        already = {(player_id, room.question_index) for player_id, room in rooms.items() if room.answered_current}
         for answer in answers:
             room = rooms.get(answer.player_id)
             try:
@@ -354,17 +355,6 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
     acks = [r for r in results if isinstance(r, AnswerAck)]
     return _close_where_everyone_answered(
         {(ack.room_id, ack.question_index) for ack in acks}, {ack.room_id: ack.room_code for ack in acks}
-    )
-
-
-def _already_answered(answers: Sequence[AnswerIn]) -> set[tuple[int, int]]:
-    """(player, question) pairs of these answers already stored: a double click or a replayed frame is
-    refused here, without failing the insert of everyone else's answers."""
-    return set(
-        Answer.objects.filter(
-            player_id__in={a.player_id for a in answers if isinstance(a.player_id, int)},
-            question_index__in={a.question_index for a in answers if isinstance(a.question_index, int)},
-        ).values_list("player_id", "question_index")
     )
 
 
@@ -402,14 +392,16 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
 
 
 _ROOMS_OF_PLAYERS = (
-    "SELECT r.*, p.id AS answering_player_id FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id "
-    "WHERE p.id IN ({}) AND NOT p.removed"
+    "SELECT r.*, p.id AS answering_player_id, EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
+    "AND a.question_index = r.question_index) AS answered_current "
+    "FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id WHERE p.id IN ({}) AND NOT p.removed"
 )
 
 
 def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
-    """Player id -> room, for the players still in a room. On PostgreSQL under FOR SHARE; on SQLite the
-    IMMEDIATE transaction already holds the database's write lock."""
+    """Player id -> room, for the players still in a room, each with `answered_current`: whether that player
+    has answered the room's current question. On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
+    transaction already holds the database's write lock."""
     ids = [player_id for player_id in player_ids if isinstance(player_id, int)]
     if not ids:
         return {}
@@ -420,35 +412,24 @@ def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
 
 def _close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[int, str]) -> set[tuple[int, int]]:
     """For each (room, question) just answered: tell the host how many have answered, and close the question
-    if that is everyone. Two queries, however many rooms. Returns the questions this call closed."""
+    if that is everyone. One query, however many rooms. Returns the questions this call closed."""
     if not questions:
         return set()
-    room_ids = {room_id for room_id, _ in questions}
-    active = dict(
-        Player.objects.filter(room_id__in=room_ids, removed=False)
-        .values("room_id")
-        .annotate(n=Count("id"))
-        .values_list("room_id", "n")
-    )
     which = Q()
     for room_id, question_index in questions:
-        which |= Q(room_id=room_id, question_index=question_index)
-    answered = dict(
-        Answer.objects.filter(which, player__removed=False)
+        which |= Q(room_id=room_id, answers__question_index=question_index)
+    counts = {
+        row["room_id"]: (row["active"], row["answered"])
+        for row in Player.objects.filter(room_id__in={room_id for room_id, _ in questions}, removed=False)
         .values("room_id")
-        .annotate(n=Count("id"))
-        .values_list("room_id", "n")
-    )
+        .annotate(active=Count("id", distinct=True), answered=Count("answers", filter=which, distinct=True))
+    }
     closed = set()
     for room_id, question_index in sorted(questions):
+        active, answered = counts.get(room_id, (0, 0))
         # Only the count changed: a small event for the host's screen, not a snapshot to every player.
-        count = answered.get(room_id, 0)
-        events.answers_changed(room_code=codes[room_id], question_index=question_index, answered_count=count)
-        if (
-            active.get(room_id)
-            and count >= active[room_id]
-            and question_close(room_id=room_id, question_index=question_index)
-        ):
+        events.answers_changed(room_code=codes[room_id], question_index=question_index, answered_count=answered)
+        if active and answered >= active and question_close(room_id=room_id, question_index=question_index):
             closed.add((room_id, question_index))
     return closed
 

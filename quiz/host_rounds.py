@@ -5,6 +5,7 @@ from django.db.models import Count
 
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.models import CheckStatus, Provenance, Question, Round, RoundQuestion
+from quiz.selectors import round_question_facts_forget
 from quiz.services import question_create, round_create_for_host
 from quiz.validation import QuestionData
 
@@ -66,5 +67,6 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
             RoundQuestion(round=round_, question=question, position=position)
             for position, question in enumerate(new_questions)
         )
+        round_question_facts_forget(round_id=round_.pk)
     round_.save(update_fields=update_fields)
     return round_

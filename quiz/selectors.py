@@ -15,8 +15,18 @@ def round_question_at(*, round_id: int, position: int) -> Question:
 
 @dataclass(frozen=True)
 class QuestionFacts:
-    option_count: int
+    """What the live game shows and judges of one question of a round."""
+
+    question_id: int
+    text: str
+    options: tuple[str, ...]
     correct_index: int
+    explanation: str
+    source: str
+
+    @property
+    def option_count(self) -> int:
+        return len(self.options)
 
 
 _FACTS_TTL = 10.0
@@ -25,19 +35,34 @@ _facts_lock = threading.Lock()
 
 
 def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
-    """How many options, and which is marked, for one question of a round; kept for a few seconds."""
+    """One question of a round as the game uses it, kept for a few seconds: a room's 20 answers and every
+    broadcast of its snapshot need it."""
     key, now = (round_id, position), time.monotonic()
     with _facts_lock:
         cached = _facts.get(key)
     if cached and now - cached[0] < _FACTS_TTL:
         return cached[1]
     question = round_question_at(round_id=round_id, position=position)
-    facts = QuestionFacts(option_count=len(question.options), correct_index=question.correct_index)
+    facts = QuestionFacts(
+        question_id=question.pk,
+        text=question.text,
+        options=tuple(question.options),
+        correct_index=question.correct_index,
+        explanation=question.explanation,
+        source=question.source,
+    )
     with _facts_lock:
         if len(_facts) > 10_000:
             _facts.clear()
         _facts[key] = (now, facts)
     return facts
+
+
+def round_question_facts_forget(*, round_id: int) -> None:
+    """A round's questions were replaced: this process stops using what it kept (others within the TTL)."""
+    with _facts_lock:
+        for key in [key for key in _facts if key[0] == round_id]:
+            del _facts[key]
 
 
 def pack_list() -> list[Pack]:

@@ -42,3 +42,12 @@ def make_room(make_round):
         return room_create(round_id=make_round(questions).pk, timer_seconds=timer_seconds)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _forget_cached_questions():
+    """Test databases roll back and reuse ids: a round id must not bring another test's questions back."""
+    from quiz import selectors
+
+    with selectors._facts_lock:
+        selectors._facts.clear()

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from quiz.exceptions import InvalidQuestion
 from quiz.models import Provenance, Question, Round, RoundQuestion
+from quiz.selectors import round_question_facts_forget
 from quiz.services import question_create
 from quiz.validation import clean_question
 from verifier import conf, policy
@@ -530,7 +531,10 @@ def question_fix(
     )
     rounds_updated = 0
     if use_in_rounds:
+        round_ids = set(RoundQuestion.objects.filter(question=question).values_list("round_id", flat=True))
         rounds_updated = RoundQuestion.objects.filter(question=question).update(question=fixed)
+        for round_id in round_ids:
+            round_question_facts_forget(round_id=round_id)
     return FixedQuestion(original=question, fixed=fixed, review=review, rounds_updated=rounds_updated)
 
 

@@ -233,14 +233,18 @@ def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_b
     the batch still goes in, each on its own."""
     room, (ann, ben) = _started(make_room)
     services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
-    real = services._already_answered
+    real = services._rooms_for_answers
     calls = []
 
-    def misses_the_first_time(answers):
-        calls.append(len(answers))
-        return set() if len(calls) == 1 else real(answers)
+    def misses_the_first_time(player_ids):
+        calls.append(len(player_ids))
+        rooms = real(player_ids)
+        if len(calls) == 1:
+            for room in rooms.values():
+                room.answered_current = False  # as if Ann's answer were stored just after this read
+        return rooms
 
-    monkeypatch.setattr(services, "_already_answered", misses_the_first_time)
+    monkeypatch.setattr(services, "_rooms_for_answers", misses_the_first_time)
     results = services.answers_submit([services.AnswerIn(ann.player.pk, 0, 2), services.AnswerIn(ben.player.pk, 0, 0)])
     assert calls == [2, 1, 1]  # the batch, then each answer on its own
     assert isinstance(results[0], AlreadyAnswered)
@@ -248,3 +252,25 @@ def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_b
     room.refresh_from_db()
     assert room.phase == Phase.REVEAL
     assert sorted(Answer.objects.values_list("player__nickname", "option")) == [("Ann", 1), ("Ben", 0)]
+
+
+def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
+    from lobby.selectors import room_snapshot
+    from quiz.host_rounds import host_round_save
+    from quiz.validation import QuestionData
+
+    before = QuestionData(text="Capital of Australia?", options=("Sydney", "Canberra"), correct_index=0)
+    after = QuestionData(text="Capital of Australia (fixed)?", options=("Sydney", "Canberra"), correct_index=1)
+    round_ = host_round_save(owner_key="host-1", round_id=None, title="Mine", questions=[before])
+
+    def play():
+        room = services.room_create(round_id=round_.pk, timer_seconds=20).room
+        ann = services.player_join(code=room.code, nickname="Ann").player
+        services.game_act(room_id=room.pk, action=Action.START)
+        shown = room_snapshot(room_id=room.pk)["question"]["text"]
+        services.answer_submit(player_id=ann.pk, question_index=0, option=1)
+        return shown, Answer.objects.get(player=ann).correct
+
+    assert play() == ("Capital of Australia?", False)
+    host_round_save(owner_key="host-1", round_id=round_.pk, title="Mine", questions=[after])
+    assert play() == ("Capital of Australia (fixed)?", True)
