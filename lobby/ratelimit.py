@@ -6,12 +6,14 @@ Limits are read from settings at call time (with the defaults below), so a deplo
 
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
 
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
+from django.core.signals import setting_changed
 
 from lobby.exceptions import GameError
 
@@ -89,6 +91,31 @@ JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP", (60, 60))
 CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP", (10, 60))
 
 
+_shared_cache: BaseCache | None = None
+_shared_cache_lock = threading.Lock()
+
+
+def _cache() -> BaseCache:
+    """One cache client for the whole process. Django's `caches["default"]` is one per async context, so every
+    WebSocket consumer built its own Redis connection pool: a burst of 1,000 joins held 1,000 Redis
+    connections (bench/reconnect_storm.py). Django's Redis and local-memory caches are thread-safe."""
+    global _shared_cache
+    if _shared_cache is None:
+        with _shared_cache_lock:
+            if _shared_cache is None:
+                _shared_cache = caches.create_connection("default")
+    return _shared_cache
+
+
+def _forget_cache(*, setting: str, **kwargs) -> None:
+    global _shared_cache
+    if setting == "CACHES":
+        _shared_cache = None
+
+
+setting_changed.connect(_forget_cache)
+
+
 def _key(limit: IpLimit, ip: str, window: int) -> str:
     prefix = getattr(settings, "RATELIMIT_KEY_PREFIX", "ratelimit")
     return f"{prefix}:{limit.name}:{ip}:{int(time.time() // window)}"
@@ -98,7 +125,7 @@ def ip_hit(*, limit: IpLimit, ip: str) -> bool:
     """Count one event for this IP; False when that makes it exceed the limit in the current window."""
     count, window = limit.values()
     key = _key(limit, ip, window)
-    cache = caches["default"]
+    cache = _cache()
     try:
         # add + incr are atomic on every shared backend (Redis, Memcached, database): no lost updates.
         cache.add(key, 0, timeout=window + 1)
@@ -118,7 +145,7 @@ def ip_blocked(*, limit: IpLimit, ip: str) -> bool:
     """True when this IP has already used up the limit in the current window (does not count an event)."""
     count, window = limit.values()
     try:
-        return (caches["default"].get(_key(limit, ip, window)) or 0) >= count
+        return (_cache().get(_key(limit, ip, window)) or 0) >= count
     except Exception:
         logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
         return False

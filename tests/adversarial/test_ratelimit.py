@@ -220,3 +220,22 @@ async def test_a_cache_outage_fails_open(room, settings, caplog):
     async with Client(created.room.code) as client:
         assert (await client.join("StillWelcome"))["type"] == "joined"
     assert "rate limit cache unavailable" in caplog.text
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="set REDIS_URL: counts the Redis server's clients")
+async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room, settings):
+    """Each join checks the per-IP limits in the shared cache. Django's cache handle is one per async context
+    (one per WebSocket consumer): used as is, 1,000 joins held 1,000 Redis connections."""
+    import redis
+
+    server = redis.Redis.from_url(settings.REDIS_URL)
+    created = await room()
+    players = [(await joined_client(created.room.code, "warm-up"))[0]]  # the layer and the cache are connected
+    before = server.info("clients")["connected_clients"]
+    for n in range(15):
+        players.append((await joined_client(created.room.code, f"p{n}", ip=f"198.51.100.{n + 1}"))[0])
+    after = server.info("clients")["connected_clients"]
+    for client in players:
+        await client.__aexit__()
+    server.close()
+    assert after - before <= 2, f"{after - before} more Redis connections for 15 joins"
