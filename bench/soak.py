@@ -33,7 +33,9 @@ def main() -> None:
     rss_start = None
     games = errors = dropped = 0
     fanout: list[float] = []
-    deadline = time.monotonic() + args.minutes * 60
+    series: list[tuple[float, int]] = []  # (minutes since start, RSS KiB) after each round
+    started = time.monotonic()
+    deadline = started + args.minutes * 60
     try:
         while time.monotonic() < deadline:
             rooms = make_rooms(args.rooms, args.questions)
@@ -45,6 +47,7 @@ def main() -> None:
             errors += len(result["failures"]) + (result["players"] - result["connected"])
             dropped += result["dropped"]
             fanout += result["fanout"]
+            series.append(((time.monotonic() - started) / 60, rss_kb(server.pid)))
         rss_end = rss_kb(server.pid)
     finally:
         server.terminate()
@@ -55,6 +58,11 @@ def main() -> None:
         f"server RSS after the first round {rss_start / 1024:.0f} MiB, at the end {rss_end / 1024:.0f} MiB "
         f"({(rss_end - rss_start) / max(rss_start, 1) * 100:+.1f} %)"
     )
+    # Flat means it levels off: the RSS after the rounds ending nearest each whole minute.
+    marks = {}
+    for minute, rss in series:
+        marks.setdefault(int(minute), rss)
+    print("   RSS MiB by minute: " + ", ".join(f"{m}: {rss / 1024:.0f}" for m, rss in sorted(marks.items())))
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
         source=question.source,
     )
     with _facts_lock:
-        if len(_facts) > 10_000:
-            _facts.clear()
+        if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones
+            for stale in [k for k, (at, _) in _facts.items() if now - at >= _FACTS_TTL]:
+                del _facts[stale]
         _facts[key] = (now, facts)
     return facts
 
