@@ -241,10 +241,10 @@ def _update_rows(model, fields: list[str], rows: list[tuple]) -> None:
     if not rows:
         return
     quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
+    table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
     sets = ", ".join(f"{quote(model._meta.get_field(f).column)} = v.column{i + 2}" for i, f in enumerate(fields))
     row = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
-    sql = f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(rows))}) AS v WHERE {table}.id = v.column1"
+    sql = f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(rows))}) AS v WHERE {table}.{pk} = v.column1"
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for values in rows for value in values])
 
@@ -294,14 +294,14 @@ def answer_submit(
     *, player_id: int, question_index: object, option: object, received_at: datetime | None = None
 ) -> AnswerAck:
     """One answer, stored and counted: for callers outside the server's batching (tests, the shell)."""
-    result = answers_store([AnswerIn(player_id, question_index, option, received_at)])[0]
+    result = answers_submit([AnswerIn(player_id, question_index, option, received_at)])[0]
     if isinstance(result, GameError):
         raise result
-    answers_counted([result])
     return result
 
 
 def answers_submit(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
+    """Store, then count: what the server does per batch in two steps, in one call."""
     results = answers_store(answers)
     answers_counted(results)
     return results
