@@ -11,7 +11,7 @@ import sys
 import time
 
 import django
-from ws_load import make_rooms, pct, rss_kb, run_quizgate, start_server  # noqa: I001 - sets Django up first
+from ws_load import REPO, make_rooms, pct, rss_kb, run_baseline, run_quizgate, start_server  # noqa: I001 - sets Django up
 
 from tests.support.servers import server_env
 
@@ -22,6 +22,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument(
+        "--baseline", action="store_true", help="the same churn against the bare Channels relay (bench/baseline_app.py)"
+    )
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
         sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL")
@@ -29,7 +32,11 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     env = server_env(GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
-    server, port = start_server("config.asgi:application", args.workers, env)
+    if args.baseline:
+        relay_env = {**env, "PYTHONPATH": str(REPO / "bench")}
+        server, port = start_server("baseline_app:application", args.workers, relay_env)
+    else:
+        server, port = start_server("config.asgi:application", args.workers, env)
     rss_start = None
     games = errors = dropped = 0
     fanout: list[float] = []
@@ -38,9 +45,13 @@ def main() -> None:
     deadline = started + args.minutes * 60
     try:
         while time.monotonic() < deadline:
-            rooms = make_rooms(args.rooms, args.questions)
-            django.db.connections.close_all()
-            result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
+            if args.baseline:
+                fanout_ms, _ = asyncio.run(run_baseline(port, args.rooms, args.questions))
+                result = {"failures": [], "players": 0, "connected": 0, "dropped": 0, "fanout": fanout_ms}
+            else:
+                rooms = make_rooms(args.rooms, args.questions)
+                django.db.connections.close_all()
+                result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
             if rss_start is None:
                 rss_start = rss_kb(server.pid)  # after the first game: warm caches, loaded code
             games += 1
@@ -53,7 +64,8 @@ def main() -> None:
         server.terminate()
         server.wait(10)
     print(
-        f"soak: {args.minutes:g} min, {games} rounds of {args.rooms} rooms x 20 players; "
+        f"soak{' (bare relay)' if args.baseline else ''}: {args.minutes:g} min, {games} rounds"
+        f" of {args.rooms} rooms x 20 players; "
         f"errors {errors}, dropped {dropped}; fan-out p95 {pct(fanout, 95):.0f} ms; "
         f"server RSS after the first round {rss_start / 1024:.0f} MiB, at the end {rss_end / 1024:.0f} MiB "
         f"({(rss_end - rss_start) / max(rss_start, 1) * 100:+.1f} %)"
