@@ -109,10 +109,12 @@ def _server_loop() -> asyncio.AbstractEventLoop | None:
     return loop if loop is not None and loop.is_running() else None
 
 
-def room_broadcast(*, room_id: int) -> None:
+def room_broadcast(*, room_id: int) -> dict:
+    """Send the room's snapshot to everyone in it; returns the snapshot sent."""
     from lobby.selectors import room_snapshot
 
     snapshot = room_snapshot(room_id=room_id)
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
     _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot})
+    return snapshot

@@ -75,12 +75,17 @@ def crowd_check(*, room_id: int, question_index: int) -> bool:
     room = Room.objects.get(pk=room_id)
     question = round_question_facts(round_id=room.round_id, position=question_index)
     counts = dict(
-        Answer.objects.filter(room=room, question_index=question_index)
+        Answer.objects.filter(room=room, question_index=question_index, player__removed=False)
         .values_list("option")
         .annotate(n=Count("id"))
         .values_list("option", "n")
     )
     distribution = [counts.get(option, 0) for option in range(len(question.options))]
+    return _crowd_flag(room=room, question_index=question_index, distribution=distribution)
+
+
+def _crowd_flag(*, room: Room, question_index: int, distribution: list[int]) -> bool:
+    question = round_question_facts(round_id=room.round_id, position=question_index)
     verdict = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
     if not verdict.disagrees:
         return False
@@ -100,16 +105,21 @@ def crowd_check(*, room_id: int, question_index: int) -> bool:
     return True
 
 
-def after_question_closed(*, room_id: int, question_index: int) -> None:
-    """Called inside the close's transaction: the crowd check runs after it commits, and never breaks a game."""
+def after_question_closed(*, room: Room, question_index: int) -> None:
+    """Called inside the close's transaction. Once it commits, the reveal goes out first (the crowd check never
+    delays it), then the crowd check judges the distribution the reveal was built from: no second count."""
 
-    def check() -> None:
+    def reveal_then_check() -> None:
+        snapshot = events.room_broadcast(room_id=room.pk)
         try:
-            crowd_check(room_id=room_id, question_index=question_index)
+            if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index:
+                _crowd_flag(room=room, question_index=question_index, distribution=snapshot["reveal"]["distribution"])
+            else:  # the host moved on between the commit and the snapshot
+                crowd_check(room_id=room.pk, question_index=question_index)
         except Exception:
-            logger.exception("crowd check for room %s question %s failed", room_id, question_index)
+            logger.exception("crowd check for room %s question %s failed", room.pk, question_index)
 
-    transaction.on_commit(check)
+    transaction.on_commit(reveal_then_check)
 
 
 # -- voiding ----------------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ before the reveal it holds nothing that says which option is correct."""
 import csv
 import io
 
-from django.db.models import Count
 from django.utils import timezone
 
 from lobby import machine
@@ -14,38 +13,54 @@ from lobby.review import crowd_verdict
 from quiz.models import CheckStatus
 from quiz.selectors import round_question_facts, round_question_list
 
+_ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
+                "deadline", "round__title", "round__check_status")  # fmt: skip
+
 
 def room_snapshot(*, room_id: int) -> dict:
-    room = Room.objects.select_related("round").get(pk=room_id)
-    players = list(room.players.filter(removed=False))
-    ranks = machine.rank([(p.pk, p.score) for p in players])
+    """Built for every broadcast and every (re)join: three or four queries, rows as tuples, not model objects.
+    Its CPU time holds the GIL while the server's event loop waits to fan out (bench/game_path.py)."""
+    room = Room.objects.filter(pk=room_id).values(*_ROOM_FIELDS).get()
+    players = list(Player.objects.filter(room_id=room_id, removed=False).values_list("id", "nickname", "score"))
+    ranks = machine.rank([(player_id, score) for player_id, _, score in players])
+    phase, index = room["phase"], room["question_index"]
     snapshot: dict = {
         "type": "state",
-        "seq": room.seq,
-        "code": room.code,
-        "phase": room.phase,
-        "title": room.round.title,
-        "check_status": room.round.check_status,
-        "check_label": CheckStatus(room.round.check_status).label,
-        "question_count": room.question_count,
-        "question_index": room.question_index,
-        "timer_seconds": room.timer_seconds,
-        "locked": room.locked,
-        "players": [{"id": p.pk, "nickname": p.nickname, "score": p.score, "rank": ranks[p.pk]} for p in players],
+        "seq": room["seq"],
+        "code": room["code"],
+        "phase": phase,
+        "title": room["round__title"],
+        "check_status": room["round__check_status"],
+        "check_label": CheckStatus(room["round__check_status"]).label,
+        "question_count": room["question_count"],
+        "question_index": index,
+        "timer_seconds": room["timer_seconds"],
+        "locked": room["locked"],
+        "players": [
+            {"id": player_id, "nickname": nickname, "score": score, "rank": ranks[player_id]}
+            for player_id, nickname, score in players
+        ],
         # Questions taken out of the scores after review (their points no longer count).
-        "voided": sorted(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True)),
+        "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
     }
-    if room.phase in (Phase.QUESTION, Phase.REVEAL):
-        question = round_question_facts(round_id=room.round_id, position=room.question_index)
-        snapshot["question"] = {"index": room.question_index, "text": question.text, "options": list(question.options)}
-        answers = Answer.objects.filter(room=room, question_index=room.question_index, player__removed=False)
-        snapshot["answered_count"] = answers.count()
-        if room.phase == Phase.QUESTION:
-            remaining = (room.deadline - timezone.now()).total_seconds() * 1000
+    if phase in (Phase.QUESTION, Phase.REVEAL):
+        question = round_question_facts(round_id=room["round_id"], position=index)
+        snapshot["question"] = {"index": index, "text": question.text, "options": list(question.options)}
+        # One query for the count, the distribution and the results: at most 20 rows.
+        answers = list(
+            Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)
+            .order_by("pk")
+            .values_list("player_id", "option", "correct", "points")
+        )
+        snapshot["answered_count"] = len(answers)
+        if phase == Phase.QUESTION:
+            remaining = (room["deadline"] - timezone.now()).total_seconds() * 1000
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
-            counts = dict(answers.values_list("option").annotate(n=Count("id")).values_list("option", "n"))
-            distribution = [counts.get(i, 0) for i in range(len(question.options))]
+            distribution = [0] * len(question.options)
+            for _, option, _, _ in answers:
+                if 0 <= option < len(distribution):
+                    distribution[option] += 1
             crowd = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
             snapshot["reveal"] = {
                 # A discreet marker for the host: a clear majority chose another option.
@@ -53,9 +68,10 @@ def room_snapshot(*, room_id: int) -> dict:
                 "correct_index": question.correct_index,
                 "explanation": question.explanation,
                 "source": question.source,
-                "distribution": [counts.get(i, 0) for i in range(len(question.options))],
+                "distribution": distribution,
                 "results": {
-                    str(a.player_id): {"option": a.option, "correct": a.correct, "points": a.points} for a in answers
+                    str(player_id): {"option": option, "correct": correct, "points": points}
+                    for player_id, option, correct, points in answers
                 },
             }
     return snapshot

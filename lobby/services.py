@@ -207,31 +207,36 @@ def question_close(*, room_id: int, question_index: int) -> bool:
         if not _compare_and_set(room, Position(Phase.REVEAL, question_index)):
             return False
         _score_question(room, question_index)
-        events.room_changed(room_id=room.pk)
-        # After the broadcast's on-commit hook, so the crowd check never delays the reveal.
-        review.after_question_closed(room_id=room.pk, question_index=question_index)
+        # On commit: the reveal's broadcast, then the crowd check on the same counts.
+        review.after_question_closed(room=room, question_index=question_index)
     return True
 
 
 def _score_question(room: Room, question_index: int) -> None:
     timer_ms = room.timer_seconds * 1000
-    answers = {a.player_id: a for a in Answer.objects.filter(room=room, question_index=question_index)}
-    players = list(room.players.filter(removed=False))
-    scored = []
-    for player in players:
-        answer = answers.get(player.pk)
-        if answer is not None and answer.correct:
-            player.streak += 1
-            answer.points = machine.answer_points(
-                correct=True, elapsed_ms=answer.elapsed_ms, timer_ms=timer_ms
-            ) + machine.streak_bonus(player.streak)
-            scored.append(answer)
-            player.score += answer.points
+    # Rows as tuples, not model objects: this runs with the room's row locked, and its CPU time is the GIL's.
+    answers = {
+        player_id: (answer_id, elapsed_ms)
+        for answer_id, player_id, elapsed_ms in Answer.objects.filter(
+            room=room, question_index=question_index, correct=True
+        ).values_list("pk", "player_id", "elapsed_ms")
+    }
+    answer_rows, player_rows = [], []
+    for player_id, score, streak in room.players.filter(removed=False).values_list("pk", "score", "streak"):
+        if player_id in answers:
+            answer_id, elapsed_ms = answers[player_id]
+            streak += 1
+            points = machine.answer_points(
+                correct=True, elapsed_ms=elapsed_ms, timer_ms=timer_ms
+            ) + machine.streak_bonus(streak)
+            answer_rows.append((answer_id, points))
+            score += points
         else:
-            player.streak = 0
-    # Two statements, not two per player: the room's row is locked while this runs.
-    _update_rows(Answer, ["points"], [(a.pk, a.points) for a in scored])
-    _update_rows(Player, ["score", "streak"], [(p.pk, p.score, p.streak) for p in players])
+            streak = 0
+        player_rows.append((player_id, score, streak))
+    # Two statements, not two per player.
+    _update_rows(Answer, ["points"], answer_rows)
+    _update_rows(Player, ["score", "streak"], player_rows)
 
 
 def _update_rows(model, fields: list[str], rows: list[tuple]) -> None:

@@ -6,7 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from lobby import review, services
+from lobby import events, review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
@@ -98,15 +98,33 @@ def test_the_crowd_flag_after_a_question_closes(make_room, django_capture_on_com
 
 
 @pytest.mark.django_db
-def test_a_failing_crowd_check_does_not_break_the_close(make_room, django_capture_on_commit_callbacks, monkeypatch):
+def test_a_failing_crowd_check_does_not_break_the_close(
+    make_room, django_capture_on_commit_callbacks, monkeypatch, caplog
+):
     def broken(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(review, "crowd_check", broken)
+    sent = []
+    monkeypatch.setattr(review, "_crowd_flag", broken)
+    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event.get("state", {}).get("phase")))
     with django_capture_on_commit_callbacks(execute=True):
         created, [ann] = _playing(make_room, ["Ann"])
         services.answer_submit(player_id=ann.pk, question_index=0, option=1)
     assert Room.objects.get(pk=created.room.pk).phase == "reveal"
+    assert sent[-1] == "reveal"  # the players saw the reveal
+    assert "crowd check for room" in caplog.text and "boom" in caplog.text
+
+
+@pytest.mark.django_db
+def test_the_crowd_check_counts_the_players_still_in_the_room(make_room):
+    """The same counts as the reveal's distribution: a removed player's answer is not the crowd's."""
+    created, players = _playing(make_room, ["Ann", "Ben", "Cy", "Dee", "Eve", "Fay", "Gus", "Hal"])
+    for player, option in zip(players, [0, 0, 0, 0, 0, 1, 2, 3], strict=True):  # 5 of 8 on A; B is marked
+        services.answer_submit(player_id=player.pk, question_index=0, option=option)
+    for removed in players[:3]:
+        services.player_remove(room_id=created.room.pk, player_id=removed.pk)
+    # 5 answers left, 2 of them on A (40 %): no flag, though 5 of the 8 chose A.
+    assert not review.crowd_check(room_id=created.room.pk, question_index=0)
 
 
 # -- reports ----------------------------------------------------------------------------------------------------

@@ -274,3 +274,16 @@ def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
     assert play() == ("Capital of Australia?", False)
     host_round_save(owner_key="host-1", round_id=round_.pk, title="Mine", questions=[after])
     assert play() == ("Capital of Australia (fixed)?", True)
+
+
+def test_a_snapshot_costs_four_queries_however_many_players(make_room, django_assert_max_num_queries):
+    """Built for every broadcast and every join: its queries hold the GIL the fan-out waits for."""
+    from lobby.selectors import room_snapshot
+
+    room, joined = _started(make_room, players=[f"P{i}" for i in range(20)])
+    for i, j in enumerate(joined):
+        services.answer_submit(player_id=j.player.pk, question_index=0, option=i % 4)
+    with django_assert_max_num_queries(4):
+        snapshot = room_snapshot(room_id=room.pk)
+    assert snapshot["phase"] == Phase.REVEAL and len(snapshot["players"]) == 20
+    assert snapshot["reveal"]["distribution"] == [5, 5, 5, 5] and len(snapshot["reveal"]["results"]) == 20
