@@ -66,7 +66,8 @@ def main() -> None:
     print(
         f"soak{' (bare relay)' if args.baseline else ''}: {args.minutes:g} min, {games} rounds"
         f" of {args.rooms} rooms x 20 players; "
-        f"errors {errors}, dropped {dropped}; fan-out p95 {pct(fanout, 95):.0f} ms; "
+        + ("errors and drops not counted for the relay; " if args.baseline else f"errors {errors}, dropped {dropped}; ")
+        + f"fan-out p95 {pct(fanout, 95):.0f} ms; "
         f"server RSS after the first round {rss_start / 1024:.0f} MiB, at the end {rss_end / 1024:.0f} MiB "
         f"({(rss_end - rss_start) / max(rss_start, 1) * 100:+.1f} %)"
     )
@@ -75,6 +76,9 @@ def main() -> None:
     for minute, rss in series:
         marks.setdefault(int(minute), rss)
     print("   RSS MiB by minute: " + ", ".join(f"{m}: {rss / 1024:.0f}" for m, rss in sorted(marks.items())))
+    half = next((rss for minute, rss in series if minute >= args.minutes / 2), series[-1][1])
+    growth = (rss_end - half) / half * 100
+    print(f"   over the second half: {half / 1024:.0f} -> {rss_end / 1024:.0f} MiB ({growth:+.1f} %)")
 
 
 if __name__ == "__main__":
