@@ -1,7 +1,9 @@
 """Soak: games back to back for M minutes at N rooms x 20 players on one server set; RSS at start and end.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
-        .venv/bin/python bench/soak.py --rooms 25 --minutes 10
+        .venv/bin/python bench/soak.py --rooms 37 --minutes 30
+
+--rooms: half of the largest N that held in ws_load.py. --baseline: the same churn against the bare relay.
 """
 
 import argparse
