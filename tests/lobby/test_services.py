@@ -19,6 +19,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Action, Phase
 from lobby.models import Answer, Room
+from lobby.selectors import room_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -255,7 +256,6 @@ def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_b
 
 
 def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
-    from lobby.selectors import room_snapshot
     from quiz.host_rounds import host_round_save
     from quiz.validation import QuestionData
 
@@ -276,10 +276,8 @@ def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
     assert play() == ("Capital of Australia (fixed)?", True)
 
 
-def test_a_snapshot_costs_four_queries_however_many_players(make_room, django_assert_max_num_queries):
+def test_the_snapshot_of_a_full_room_at_the_reveal_costs_four_queries(make_room, django_assert_max_num_queries):
     """Built for every broadcast and every join: its queries hold the GIL the fan-out waits for."""
-    from lobby.selectors import room_snapshot
-
     room, joined = _started(make_room, players=[f"P{i}" for i in range(20)])
     for i, j in enumerate(joined):
         services.answer_submit(player_id=j.player.pk, question_index=0, option=i % 4)
