@@ -5,7 +5,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test install install-dev browser lint format serve bench
+.PHONY: run test install install-dev browser lint format serve
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
