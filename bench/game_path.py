@@ -19,6 +19,7 @@ from ws_load import make_rooms  # noqa: I001 - sets Django up first
 
 from lobby import services
 from lobby.machine import Action
+from lobby.models import Answer
 from lobby.selectors import room_snapshot
 
 PLAYERS = 20
@@ -50,7 +51,10 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=40)
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    print(f"game_path: {connection.vendor}, {args.rooms} rooms x {PLAYERS} players, one question each")
+    print(
+        f"game_path: {connection.vendor}, {args.rooms} rooms x {PLAYERS} players, one question each; "
+        f"{Answer.objects.count():,} answers already stored (a query that scans them all shows here)"
+    )
     rooms = make_rooms(args.rooms, 2)
     players = {}
     for created in rooms:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, FilteredRelation, Q
 from django.utils import timezone
 
 from lobby import events, machine, review
@@ -422,12 +422,17 @@ def _close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[
         return set()
     which = Q()
     for room_id, question_index in questions:
-        which |= Q(room_id=room_id, answers__question_index=question_index)
+        which |= Q(answers__room_id=room_id, answers__question_index=question_index)
+    # The condition goes into the join (FilteredRelation): only these questions' answers are joined. As an
+    # aggregate FILTER, every answer the players ever gave was joined, and a PostgreSQL without table statistics
+    # (autovacuum off, as on our bench machine) scanned the whole answer table for it: 63 ms per batch at
+    # 570,000 stored answers. With statistics both shapes take well under a millisecond.
     counts = {
         row["room_id"]: (row["active"], row["answered"])
         for row in Player.objects.filter(room_id__in={room_id for room_id, _ in questions}, removed=False)
+        .annotate(current=FilteredRelation("answers", condition=which))
         .values("room_id")
-        .annotate(active=Count("id", distinct=True), answered=Count("answers", filter=which, distinct=True))
+        .annotate(active=Count("id", distinct=True), answered=Count("current", distinct=True))
     }
     closed = set()
     for room_id, question_index in sorted(questions):
