@@ -15,7 +15,7 @@ import time
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection
-from ws_load import make_rooms  # noqa: I001 - sets Django up first
+from ws_load import analyze, make_rooms  # noqa: I001 - sets Django up first
 
 from lobby import services
 from lobby.machine import Action
@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=40)
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
+    analyze()
     print(
         f"game_path: {connection.vendor}, {args.rooms} rooms x {PLAYERS} players, one question each; "
         f"{Answer.objects.count():,} answers already stored (a query that scans them all shows here)"

@@ -13,7 +13,7 @@ import sys
 import time
 
 import django
-from ws_load import REPO, make_rooms, pct, rss_kb, run_baseline, run_quizgate, start_server  # noqa: I001 - sets Django up
+from ws_load import REPO, analyze, make_rooms, pct, rss_kb, run_baseline, run_quizgate, start_server  # noqa: I001 - sets Django up
 
 from tests.support.servers import server_env
 
@@ -33,6 +33,7 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    analyze()
     env = server_env(GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
     if args.baseline:
         relay_env = {**env, "PYTHONPATH": str(REPO / "bench")}

@@ -82,6 +82,16 @@ def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, i
     raise RuntimeError("server did not start")
 
 
+def analyze() -> None:
+    """Table statistics, as autovacuum keeps them on a production PostgreSQL. It is off on this machine; without
+    statistics the planner scanned whole tables for the game's queries (see the answer count in lobby.services)."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
 def make_rooms(n: int, questions: int) -> list:
     data = [
         QuestionData(text=f"Bench question {i}?", options=("one", "two", "three", "four"), correct_index=i % 4)
@@ -281,6 +291,7 @@ def main() -> None:
     db_name = django.conf.settings.DATABASES["default"]["NAME"]
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db_name], capture_output=True)
     call_command("migrate", verbosity=0)
+    analyze()
     # Every simulated player comes from 127.0.0.1: lift the per-IP join limit meant for real clients.
     env = server_env(CHANNEL_LAYER=args.layer, GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
     print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
