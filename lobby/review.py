@@ -105,21 +105,16 @@ def _crowd_flag(*, room: Room, question_index: int, distribution: list[int]) -> 
     return True
 
 
-def after_question_closed(*, room: Room, question_index: int) -> None:
-    """Called inside the close's transaction. Once it commits, the reveal goes out first (the crowd check never
-    delays it), then the crowd check judges the distribution the reveal was built from: no second count."""
-
-    def reveal_then_check() -> None:
-        snapshot = events.room_broadcast(room_id=room.pk)
-        try:
-            if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index:
-                _crowd_flag(room=room, question_index=question_index, distribution=snapshot["reveal"]["distribution"])
-            else:  # the host moved on between the commit and the snapshot
-                crowd_check(room_id=room.pk, question_index=question_index)
-        except Exception:
-            logger.exception("crowd check for room %s question %s failed", room.pk, question_index)
-
-    transaction.on_commit(reveal_then_check)
+def after_reveal(*, room: Room, question_index: int, snapshot: dict) -> None:
+    """Called once a closed question's reveal has gone out: the crowd check judges the distribution the reveal
+    showed (no second count), and never breaks a game."""
+    try:
+        if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index:
+            _crowd_flag(room=room, question_index=question_index, distribution=snapshot["reveal"]["distribution"])
+        else:  # the host moved on between the commit and the snapshot
+            crowd_check(room_id=room.pk, question_index=question_index)
+    except Exception:
+        logger.exception("crowd check for room %s question %s failed", room.pk, question_index)
 
 
 # -- voiding ----------------------------------------------------------------------------------------------------

@@ -207,8 +207,13 @@ def question_close(*, room_id: int, question_index: int) -> bool:
         if not _compare_and_set(room, Position(Phase.REVEAL, question_index)):
             return False
         _score_question(room, question_index)
-        # On commit: the reveal's broadcast, then the crowd check on the same counts.
-        review.after_question_closed(room=room, question_index=question_index)
+
+        def reveal() -> None:
+            # The reveal goes out first (the crowd check never delays it), then the crowd check on its counts.
+            snapshot = events.room_broadcast(room_id=room.pk)
+            review.after_reveal(room=room, question_index=question_index, snapshot=snapshot)
+
+        transaction.on_commit(reveal)
     return True
 
 
