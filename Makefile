@@ -49,7 +49,7 @@ browser:
 
 # Runs against PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, SQLite + in-memory otherwise.
 test: install-dev browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
 
 lint:
 	$(VENV)/bin/ruff check .
