@@ -203,6 +203,14 @@ QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+# Starting a model-written round spends the model key (quiz/gen_limits.py): rounds being written at once and
+# started in the last hour, per client network (an IPv6 /64) and per browser session; and started site-wide
+# in the last 24 hours. 0 turns a limit off.
+QUIZ_GENERATION_RUNNING_PER_IP = env.int("QUIZ_GENERATION_RUNNING_PER_IP", default=2)
+QUIZ_GENERATION_PER_HOUR_PER_IP = env.int("QUIZ_GENERATION_PER_HOUR_PER_IP", default=20)
+QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSION", default=1)
+QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
+QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
 # The gate (verifier/): off | systemone | llm. See verifier/conf.py.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
