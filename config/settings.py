@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "csp",
     "quiz",
     "verifier",
     "lobby",
@@ -41,6 +42,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.csp.QuizgateCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -166,6 +168,24 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Django's default, said out loud: a link to another site does not carry a room's URL with it.
+SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy (django-csp; config/csp.py lets only the admin add inline <style>). The pages need
+# no inline script or style: scripts and styles come from /static/, the QR code is an inline <svg> element
+# (no image request), and the WebSockets go to this same origin, which 'self' covers for ws:/wss:.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # The game
 ROOM_MAX_PLAYERS = env.int("ROOM_MAX_PLAYERS", default=20)
@@ -203,6 +223,14 @@ QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+# Starting a model-written round spends the model key (quiz/gen_limits.py): rounds being written at once and
+# started in the last hour, per client network (an IPv6 /64) and per browser session; and started site-wide
+# in the last 24 hours. 0 turns a limit off.
+QUIZ_GENERATION_RUNNING_PER_IP = env.int("QUIZ_GENERATION_RUNNING_PER_IP", default=2)
+QUIZ_GENERATION_PER_HOUR_PER_IP = env.int("QUIZ_GENERATION_PER_HOUR_PER_IP", default=20)
+QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSION", default=1)
+QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
+QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
 # The gate (verifier/): off | systemone | llm. See verifier/conf.py.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")

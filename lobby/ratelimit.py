@@ -5,7 +5,6 @@ Limits are read from settings at call time (with the defaults below), so a deplo
 """
 
 import logging
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -15,12 +14,11 @@ from django.conf import settings
 from django.core.cache import BaseCache, caches
 from django.core.signals import setting_changed
 
+# Found in core now (quiz limits by the client's address too); the lobby's callers keep these names.
+from core.client_ip import UNKNOWN_IP, client_ip_from_request, client_ip_from_scope  # noqa: F401
 from lobby.exceptions import GameError
 
 logger = logging.getLogger(__name__)
-
-UNKNOWN_IP = "unknown"
-_NOT_IN_AN_ADDRESS = re.compile(r"[^0-9A-Za-z.:_-]")
 
 
 class RateLimited(GameError):
@@ -149,26 +147,3 @@ def ip_blocked(*, limit: IpLimit, ip: str) -> bool:
     except Exception:
         logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
         return False
-
-
-def _pick_ip(remote: str | None, forwarded: str | None) -> str:
-    if getattr(settings, "TRUST_X_FORWARDED_FOR", False) and forwarded:
-        # Our proxy appends the address it saw; entries left of it are whatever the client claimed.
-        last = _NOT_IN_AN_ADDRESS.sub("", forwarded.split(",")[-1])[:64]
-        if last:
-            return last
-    return _NOT_IN_AN_ADDRESS.sub("", remote or "")[:64] or UNKNOWN_IP
-
-
-def client_ip_from_scope(scope: dict) -> str:
-    client = scope.get("client")
-    remote = str(client[0]) if client else None
-    forwarded = None
-    for name, value in scope.get("headers", []):
-        if name.lower() == b"x-forwarded-for":
-            forwarded = value.decode("latin-1")
-    return _pick_ip(remote, forwarded)
-
-
-def client_ip_from_request(request) -> str:
-    return _pick_ip(request.META.get("REMOTE_ADDR"), request.META.get("HTTP_X_FORWARDED_FOR"))

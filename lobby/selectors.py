@@ -1,11 +1,11 @@
 """The game's reads. `room_snapshot` is the one public picture of a room, sent to host and players alike:
 before the reveal it holds nothing that says which option is correct."""
 
-import csv
 import io
 
 from django.utils import timezone
 
+from core.spreadsheet import csv_writer
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
@@ -106,7 +106,7 @@ def results_csv(*, room: Room) -> str:
     ranks = machine.rank([(p.pk, p.score) for p in players])
     answers = {(a.player_id, a.question_index): a for a in room.answers.all()}
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(["rank", "nickname", "score", *[f"Q{i + 1}" for i in range(len(questions))]])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []
@@ -117,10 +117,5 @@ def results_csv(*, room: Room) -> str:
             else:
                 letter = "ABCDEF"[answer.option]
                 cells.append(f"{letter} ({'right' if answer.correct else 'wrong'}, {answer.points})")
-        writer.writerow([ranks[player.pk], _csv_safe(player.nickname), player.score, *cells])
+        writer.writerow([ranks[player.pk], player.nickname, player.score, *cells])
     return out.getvalue()
-
-
-def _csv_safe(value: str) -> str:
-    # A nickname like "=HYPERLINK(...)" must not become a formula in a spreadsheet.
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

@@ -7,8 +7,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.client_ip import client_ip_from_request, client_network
 from quiz import conf
 from quiz.exceptions import QuizError
+from quiz.gen_limits import GenerationLimited
 from quiz.jobs import (
     GenerationNotFound,
     generation_cancel,
@@ -34,6 +36,16 @@ def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
         key = secrets.token_urlsafe(24)
         request.session[OWNER_KEY] = key
     return key
+
+
+def _client_network(request: HttpRequest) -> str:
+    return client_network(client_ip_from_request(request))
+
+
+def _refused(response: HttpResponse, error: GenerationLimited) -> HttpResponse:
+    response.status_code = 429
+    response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 class GenerateForm(forms.Form):
@@ -87,7 +99,11 @@ def generate_new(request: HttpRequest) -> HttpResponse:
                 language=data["language"],
                 source_text=data.get("source_text") or "",
                 source_name=upload.name if upload else "",
+                client_network=_client_network(request),
             )
+        except GenerationLimited as error:
+            form.add_error(None, str(error))
+            return _refused(render(request, "quiz/generate.html", {"form": form, "configured": configured}), error)
         except QuizError as error:
             form.add_error(None, str(error))
         else:
@@ -133,7 +149,7 @@ def generate_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def generate_retry(request: HttpRequest, job_id: int) -> HttpResponse:
     try:
-        fresh = generation_retry(job_id=job_id, owner_key=_owner_key(request))
+        fresh = generation_retry(job_id=job_id, owner_key=_owner_key(request), client_network=_client_network(request))
     except GenerationNotFound as error:
         raise Http404(str(error)) from error
     except QuizError as error:
@@ -145,5 +161,6 @@ def generate_retry(request: HttpRequest, job_id: int) -> HttpResponse:
             "questions": [],
             "retry_error": str(error),
         }
-        return render(request, "quiz/generate_job.html", context, status=400)
+        response = render(request, "quiz/generate_job.html", context, status=400)
+        return _refused(response, error) if isinstance(error, GenerationLimited) else response
     return redirect("quiz:generate_detail", job_id=fresh.pk)

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.spreadsheet import csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
 from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
 
@@ -110,7 +111,8 @@ def _question_from_csv_row(columns: list[str], cells: list[str]) -> QuestionData
             f"the row has {len(cells)} cells but the header has {len(columns)} columns "
             "(put a cell that contains the delimiter in double quotes)"
         )
-    row = dict(zip(columns, cells, strict=False))
+    # Our own export guarded cells that a spreadsheet would run as a formula: read them back as written.
+    row = dict(zip(columns, map(csv_unguard, cells), strict=False))
     options = [row.get(name, "") for name in CSV_OPTION_COLUMNS]
     while options and not options[-1].strip():
         options.pop()
@@ -160,7 +162,7 @@ def parse_json(text: str) -> ImportResult:
 
 def export_csv(questions: list[QuestionData]) -> str:
     buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer)
+    writer = csv_writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for question in questions:
         options = list(question.options) + [""] * (MAX_OPTIONS - len(question.options))

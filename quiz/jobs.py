@@ -25,6 +25,7 @@ from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
+from quiz.gen_limits import generation_admission
 from quiz.models import GenerationJob, GenerationStatus, Provenance, Question, Round
 from quiz.services import question_create, round_create
 from quiz.writer import (
@@ -137,7 +138,6 @@ def generation_source_from_upload(*, name: str, data: bytes) -> str:
     return text
 
 
-@transaction.atomic
 def generation_job_create(
     *,
     owner_key: str,
@@ -147,7 +147,9 @@ def generation_job_create(
     language: str = "en",
     source_text: str = "",
     source_name: str = "",
+    client_network: str = "",
 ) -> GenerationJob:
+    """Raises GenerationLimited (quiz/gen_limits.py) when this session, network or site may not start one now."""
     topic = " ".join(topic.split())
     source_text = source_text.strip()
     if not owner_key:
@@ -168,16 +170,18 @@ def generation_job_create(
         raise QuizError("Pick a language from the list.")
     if len(source_text) > conf.source_max_chars():
         raise QuizError(f"The source text is longer than {conf.source_max_chars():,} characters.")
-    return GenerationJob.objects.create(
-        owner_key=owner_key,
-        topic=topic,
-        count=count,
-        difficulty=difficulty,
-        language=language,
-        source_text=source_text,
-        source_name=source_name[:200],
-        model_id=conf.writer_model(),
-    )
+    with generation_admission(client_network=client_network, owner_key=owner_key):
+        return GenerationJob.objects.create(
+            owner_key=owner_key,
+            client_network=client_network,
+            topic=topic,
+            count=count,
+            difficulty=difficulty,
+            language=language,
+            source_text=source_text,
+            source_name=source_name[:200],
+            model_id=conf.writer_model(),
+        )
 
 
 def generation_enqueue(*, job_id: int) -> None:
@@ -439,7 +443,7 @@ def generation_cancel(*, job_id: int, owner_key: str) -> GenerationJob:
     return job
 
 
-def generation_retry(*, job_id: int, owner_key: str) -> GenerationJob:
+def generation_retry(*, job_id: int, owner_key: str, client_network: str = "") -> GenerationJob:
     job = generation_job_get(job_id=job_id, owner_key=owner_key)
     fresh = generation_job_create(
         owner_key=owner_key,
@@ -449,6 +453,7 @@ def generation_retry(*, job_id: int, owner_key: str) -> GenerationJob:
         language=job.language,
         source_text=job.source_text,
         source_name=job.source_name,
+        client_network=client_network,
     )
     generation_enqueue(job_id=fresh.pk)
     return fresh

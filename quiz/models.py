@@ -124,12 +124,19 @@ class GenerationJob(models.Model):
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # The browser session that asked for it (request.session["owner_key"]); the round gets the same key.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
+    # The network that asked for it (core.client_ip.client_network): generation is limited per network.
+    client_network = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        # quiz/gen_limits.py counts recent jobs per network and site-wide on every request to start one.
+        indexes = [
+            models.Index(fields=["client_network", "created_at"], name="generation_network_recent"),
+            models.Index(fields=["created_at"], name="generation_recent"),
+        ]
 
     def __str__(self) -> str:
         return f"generation {self.pk}: {self.topic[:60] or self.source_name} ({self.status})"

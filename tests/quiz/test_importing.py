@@ -1,3 +1,5 @@
+import csv
+import io
 import json
 
 import pytest
@@ -228,3 +230,33 @@ def test_export_csv_has_the_documented_header():
 def test_csv_correct_as_letter_or_number(correct):
     result = parse_csv(f"{HEADER}\nQ?,Yes,No,,,,,{correct},,\n")
     assert result.questions[0].correct_index == 0
+
+
+FORMULA_QUESTIONS = [
+    QuestionData(
+        text='=HYPERLINK("http://evil.example","Click")',
+        options=("+1", "-1", "@SUM(A1)", "Plain"),
+        correct_index=3,
+        explanation="=1+1",
+        source="-source",
+    ),
+    QuestionData(text="@who?", options=("=A1", "B"), correct_index=0, explanation="+x", source="@cite"),
+]
+
+
+def test_a_round_export_neutralises_every_formula_cell_and_imports_back_the_same_text():
+    exported = export_csv(FORMULA_QUESTIONS)
+    rows = list(csv.reader(io.StringIO(exported)))
+    cells = [cell for row in rows[1:] for cell in row if cell]
+    assert cells and not [cell for cell in cells if cell.startswith(("=", "+", "-", "@"))]
+    assert rows[1][0] == '\'=HYPERLINK("http://evil.example","Click")'
+    assert rows[1][1:5] == ["'+1", "'-1", "'@SUM(A1)", "Plain"]
+    assert rows[1][-2:] == ["'=1+1", "'-source"]
+    result = parse_csv("\ufeff" + exported)
+    assert result.errors == []
+    assert result.questions == FORMULA_QUESTIONS
+
+
+def test_an_apostrophe_the_guard_did_not_add_is_kept():
+    result = parse_csv(f"{HEADER}\n'Tis the season?,Yes,No,,,,,A,,\n")
+    assert result.questions[0].text == "'Tis the season?"
