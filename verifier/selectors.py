@@ -31,6 +31,14 @@ def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
     return float(value), True
 
 
+def stored_thresholds(*, backend: str) -> dict[str, float]:
+    """model id -> its stored pass mark, for one backend (the gate picks the served model's)."""
+    return {
+        model_id: float(value)
+        for model_id, value in Threshold.objects.filter(backend=backend).values_list("model_id", "value")
+    }
+
+
 def latest_labels(*, question_ids: list[int] | None = None) -> dict[int, str]:
     """question id -> its latest label (the latest review counts)."""
     reviews = Review.objects.order_by("question_id", "created_at", "id")
