@@ -233,3 +233,16 @@ def breaker_for(*, backend: str, model_id: str, config: GateConfig | None = None
         cooldown=config.breaker_cooldown,
         probe_timeout=config.timeout,
     )
+
+
+def configured_breaker_state() -> BreakerState | None:
+    """The breaker of the configured checker (VERIFIER_BACKEND + VERIFIER_MODEL), or None with the gate off."""
+    config = conf.gate_config()
+    if config.backend not in ("systemone", "llm") or not config.model_id:
+        return None
+    return breaker_for(backend=config.backend, model_id=config.model_id, config=config).state()
+
+
+def shared_breakers() -> bool:
+    """Whether the breaker's state is shared by every process (a Redis cache) or kept per process."""
+    return "redis" in type(caches["default"]).__module__

@@ -111,6 +111,7 @@ def review_queue() -> QuerySet[ReviewItem]:
             latest_threshold=Subquery(latest_verdict.values("threshold")[:1]),
             latest_backend=Subquery(latest_verdict.values("backend")[:1]),
             latest_model_id=Subquery(latest_verdict.values("model_id")[:1]),
+            latest_requested_model_id=Subquery(latest_verdict.values("requested_model_id")[:1]),
             label=Subquery(latest_review.values("label")[:1]),
         )
         .filter(Q(is_held=True) | Q(is_reported=True) | Q(is_crowd_flagged=True) | Q(is_premise_flagged=True))

@@ -42,12 +42,13 @@ def _assert_within_budget(wall: float, *, calls: int, concurrency: int = 4):
     assert wall <= budget_seconds(calls=calls, concurrency=concurrency, per_call=TEST_TIMEOUT) + SLACK
 
 
-def _assert_cut(decisions, *, timed_out: int):
-    """A round checked at once has one call budget: the questions whose calls were all under way time out; the
-    ones still waiting for a slot then are cut by the round (`round_budget`)."""
-    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", "timeout")] * timed_out + [
-        ("unverified", ROUND_BUDGET)
-    ] * (len(decisions) - timed_out)
+def _assert_cut(decisions, *, under_way: int):
+    """A round checked at once has one call budget: the questions whose calls were all under way time out (or,
+    on a busy machine, are cut by the round a hair later); the ones still waiting for a slot are cut by the round
+    (`round_budget`)."""
+    assert {d.outcome for d in decisions} == {"unverified"}
+    assert {d.reason for d in decisions[:under_way]} <= {"timeout", ROUND_BUDGET}
+    assert [d.reason for d in decisions[under_way:]] == [ROUND_BUDGET] * (len(decisions) - under_way)
     assert all(d.score is None and d.message for d in decisions)
 
 
@@ -78,7 +79,7 @@ async def test_systemone_fault_fails_open(systemone, fault, reason, caplog):
     with caplog.at_level(logging.INFO, logger="verifier"):
         decisions, wall = await _round()
     if reason == "timeout":
-        _assert_cut(decisions, timed_out=SYSTEMONE_UNDER_WAY)
+        _assert_cut(decisions, under_way=SYSTEMONE_UNDER_WAY)
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
@@ -102,7 +103,7 @@ async def test_trickling_body_is_cut_at_the_deadline(systemone):
     systemone.script.fault = "trickle"
     systemone.script.trickle_delay = 0.02
     decisions, wall = await _round(6)
-    _assert_cut(decisions, timed_out=SYSTEMONE_UNDER_WAY)
+    _assert_cut(decisions, under_way=SYSTEMONE_UNDER_WAY)
     # 12 calls, 4 at a time: once three call budgets; now the round's one budget, whatever is left waiting.
     assert TEST_TIMEOUT - 0.05 <= wall <= TEST_TIMEOUT + ROUND_GRACE + SLACK
 
@@ -110,7 +111,7 @@ async def test_trickling_body_is_cut_at_the_deadline(systemone):
 async def test_slow_model_times_out(systemone):
     systemone.script.latency = 5
     decisions, wall = await _round()
-    _assert_cut(decisions, timed_out=SYSTEMONE_UNDER_WAY)
+    _assert_cut(decisions, under_way=SYSTEMONE_UNDER_WAY)
     _assert_within_budget(wall, calls=1)
 
 
@@ -192,7 +193,7 @@ async def test_llm_fault_fails_open(llm, fault, reason):
     llm.script.fault = fault
     decisions, wall = await _round(2)
     if reason == "timeout":
-        _assert_cut(decisions, timed_out=1)  # three calls per question: only the first one's are all under way
+        _assert_cut(decisions, under_way=1)  # three calls per question: only the first one's are all under way
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
