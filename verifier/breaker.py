@@ -17,13 +17,15 @@ A bad reply (not JSON, a bad probability, a 4xx) is an answer: the checker is th
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
 
 from verifier import conf
 from verifier.backends.base import GateFailure
@@ -200,14 +202,15 @@ def unavailable_failure(backend: str, model_id: str) -> GateFailure:
 
 
 class BreakerGuard:
-    """The breaker as a round's call guard (verifier.backends.base.CallGuard): the cache is I/O (Redis), so each
-    step runs off the event loop."""
+    """The breaker as a round's call guard (verifier.backends.base.CallGuard). A shared cache is I/O (Redis), so
+    its steps run off the event loop; the in-process cache is a dict, asked directly (a thread hop per call
+    would cost more than the cache)."""
 
     def __init__(self, breaker: Breaker) -> None:
         self.breaker = breaker
-        self._allow = sync_to_async(breaker.allow, thread_sensitive=False)
-        self._record = sync_to_async(breaker.record, thread_sensitive=False)
-        self._release = sync_to_async(breaker.release, thread_sensitive=False)
+        self._allow = _off_the_loop(breaker.allow, breaker.cache)
+        self._record = _off_the_loop(breaker.record, breaker.cache)
+        self._release = _off_the_loop(breaker.release, breaker.cache)
 
     async def admit(self) -> Permit:
         permit = await self._allow()
@@ -220,6 +223,16 @@ class BreakerGuard:
 
     async def abandoned(self, permit: Permit) -> None:
         await self._release(permit)
+
+
+def _off_the_loop(step: Callable[..., Any], cache: BaseCache) -> Callable[..., Awaitable[Any]]:
+    if isinstance(cache, LocMemCache | DummyCache):
+
+        async def direct(*args: Any) -> Any:
+            return step(*args)
+
+        return direct
+    return sync_to_async(step, thread_sensitive=False)
 
 
 def breaker_for(*, backend: str, model_id: str, config: GateConfig | None = None) -> Breaker:
