@@ -655,11 +655,10 @@ class RoundWriter:
         status = _round_status(list(marks.values()), gated=self.gated)
         unchecked_note = _unchecked_note(played)
         if len(played) >= count:
-            message = unchecked_note
+            message = ""
             if self.progress.dropped:
                 message = f"The checker removed {self.progress.dropped} of the questions written; the rest are kept."
-                message = f"{unchecked_note} {message}".strip()
-            return outcome("full", played, marks, status, message)
+            return outcome("full", played, marks, status, f"{unchecked_note} {message}".strip())
         if self.progress.dropped:
             message = (
                 f"The checker removed {self.progress.dropped} question{'s' if self.progress.dropped != 1 else ''}, "

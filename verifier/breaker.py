@@ -157,8 +157,9 @@ class Breaker:
             self.cache.delete(self._k("probe"))
 
     def reset(self) -> None:
-        self._close()
-        self.cache.delete_many([self._k("last_reason"), self._k("last_failure_at")])
+        """Forget everything: closed, no run of failures, no last failure."""
+        names = ("opened_at", "failures", "probe", "last_reason", "last_failure_at")
+        self.cache.delete_many([self._k(name) for name in names])
 
     def _names(self) -> tuple[str, str]:
         return self.backend, self.model_id

@@ -440,7 +440,9 @@ class Gate:
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
         return self._fail_open(
             item,
-            GateFailure(ROUND_BUDGET, f"no answer {self.config.timeout:g} s after the writer finished the round"),
+            GateFailure(
+                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
+            ),
             started,
         )
 
