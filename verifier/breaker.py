@@ -14,10 +14,11 @@ every process when the cache is Redis (REDIS_URL). Every step is one atomic cach
 A bad reply (not JSON, a bad probability, a 4xx) is an answer: the checker is there, the reply is the problem.
 """
 
+import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -204,14 +205,16 @@ def unavailable_failure(backend: str, model_id: str) -> GateFailure:
 
 class BreakerGuard:
     """The breaker as a round's call guard (verifier.backends.base.CallGuard). A shared cache is I/O (Redis), so
-    its steps run off the event loop; the in-process cache is a dict, asked directly (a thread hop per call
-    would cost more than the cache)."""
+    its steps run off the event loop, and how a call ended is recorded in the background (the call's slot is not
+    held for it; `drain()` waits for what is left); the in-process cache is a dict, asked directly."""
 
     def __init__(self, breaker: Breaker) -> None:
         self.breaker = breaker
-        self._allow = _off_the_loop(breaker.allow, breaker.cache)
-        self._record = _off_the_loop(breaker.record, breaker.cache)
-        self._release = _off_the_loop(breaker.release, breaker.cache)
+        self._direct = _in_process(breaker.cache)
+        self._allow = _off_the_loop(breaker.allow, direct=self._direct)
+        self._record = _off_the_loop(breaker.record, direct=self._direct)
+        self._release = _off_the_loop(breaker.release, direct=self._direct)
+        self._pending: set[asyncio.Task[Any]] = set()
 
     async def admit(self) -> Permit:
         permit = await self._allow()
@@ -220,19 +223,35 @@ class BreakerGuard:
         return permit
 
     async def ended(self, permit: Permit, failure: GateFailure | None) -> None:
-        await self._record(permit, failure)
+        await self._later(self._record(permit, failure))
 
     async def abandoned(self, permit: Permit) -> None:
-        await self._release(permit)
+        await self._later(self._release(permit))
+
+    async def _later(self, step: Coroutine[Any, Any, Any]) -> None:
+        if self._direct:
+            await step
+            return
+        task = asyncio.ensure_future(step)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def drain(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
 
 
-def _off_the_loop(step: Callable[..., Any], cache: BaseCache) -> Callable[..., Awaitable[Any]]:
-    if isinstance(cache, LocMemCache | DummyCache):
+def _in_process(cache: BaseCache) -> bool:
+    return isinstance(cache, LocMemCache | DummyCache)
 
-        async def direct(*args: Any) -> Any:
+
+def _off_the_loop(step: Callable[..., Any], *, direct: bool) -> Callable[..., Awaitable[Any]]:
+    if direct:
+
+        async def call_directly(*args: Any) -> Any:
             return step(*args)
 
-        return direct
+        return call_directly
     return sync_to_async(step, thread_sensitive=False)
 
 

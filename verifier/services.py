@@ -188,10 +188,11 @@ class Gate:
         self.source_text = source_text
         self.backend = backend or backend_for(config)
         self.breaker = breaker
+        self._guard = BreakerGuard(breaker) if breaker is not None else None
         self.budget = CallBudget(
             concurrency=config.concurrency,
             timeout=config.timeout,
-            guard=BreakerGuard(breaker) if breaker is not None else None,
+            guard=self._guard,
             past_deadline=self._past_deadline,
         )
         self.tally = RoundTally()
@@ -269,6 +270,8 @@ class Gate:
             return
         self._closed = True
         await self.backend.aclose()
+        if self._guard is not None:
+            await self._guard.drain()
         if self.tally.checked:
             self._log_round()
 
