@@ -495,8 +495,14 @@ def test_the_hosts_page_says_the_checker_is_unavailable(gate_on, client, setting
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog):
+def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog, monkeypatch):
+    from quiz import writer as writer_module
     from quiz.jobs import generation_job_create, generation_round_questions, generation_run
+    from verifier import services
+
+    # "Once per process": start from a process that has not warned yet.
+    monkeypatch.setattr(writer_module, "_mismatches_warned", set())
+    monkeypatch.setattr(services, "_mismatches_warned", set())
 
     gate_on.writer.served_model = "qwen2.5-0.5b-instruct"
     gate_on.script.served_model = "jev-1.14.0"
@@ -512,7 +518,8 @@ def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplo
     # Logged once per process, however many rounds see it.
     writer_warnings = [r for r in caplog.records if "qwen2.5-0.5b-instruct" in r.getMessage()]
     gate_warnings = [r for r in caplog.records if "served 'jev-1.14.0'" in r.getMessage()]
-    assert len(writer_warnings) <= 1 and len(gate_warnings) <= 1
+    assert len(writer_warnings) == 1 and len(gate_warnings) == 1
+    assert {r.levelno for r in writer_warnings + gate_warnings} == {logging.WARNING}
 
 
 @pytest.mark.django_db
