@@ -1,8 +1,12 @@
 """A round of 12 asked as 18 candidates, checked against the scripted server with a fixed latency per call.
 
     DJANGO_DEBUG=1 .venv/bin/python bench/verify_round.py [--latency 0.3] [--concurrency 4] [--candidates 18]
+        [--hang-timeout 6]
 
 Prints the wall time, the bound ceil(calls / concurrency) x L and their ratio, per backend. No database.
+Then "checker hangs": the same 18 candidates with every call hanging, checked at once (nothing left to write, so
+the unchecked round takes 0 s): the wall time and its ratio to one VERIFIER_TIMEOUT; then the next round, with
+the circuit breaker open: the calls made and the wall time.
 """
 
 import argparse
@@ -26,6 +30,8 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from tests.fakes.model_server import ModelServer  # noqa: E402
+from verifier.breaker import breaker_for  # noqa: E402
+from verifier.conf import gate_config  # noqa: E402
 from verifier.services import Gate, GateItem  # noqa: E402
 
 
@@ -51,16 +57,53 @@ async def run_round(count: int) -> tuple[float, int, int]:
     return wall, gate.budget.calls, gate.budget.max_in_flight
 
 
+async def hanging_round(count: int) -> tuple[float, int, set[str]]:
+    async with Gate.from_settings(threshold=0.6) as gate:
+        started = time.monotonic()
+        decisions = await gate.check_all(candidates(count))
+        wall = time.monotonic() - started
+    assert all(decision.outcome == "unverified" for decision in decisions), decisions
+    return wall, gate.budget.calls, {decision.reason for decision in decisions}
+
+
+def hang_rows(server: ModelServer, *, count: int, timeout: float) -> None:
+    settings.VERIFIER_TIMEOUT = timeout
+    server.script.latency = 3600.0
+    print(
+        f"checker hangs: every call, VERIFIER_TIMEOUT T={timeout:g} s, breaker after "
+        f"{settings.VERIFIER_BREAKER_FAILURES} failures"
+    )
+    print(f"{'backend':<10} {'round':<13} {'questions':>9} {'calls':>6} {'wall ms':>8} {'wall/T':>7}  reasons")
+    for backend, base_url in (("systemone", server.url), ("llm", f"{server.url}/v1")):
+        settings.VERIFIER_BACKEND = backend
+        settings.VERIFIER_BASE_URL = base_url
+        config = gate_config()
+        breaker = breaker_for(backend=backend, model_id=config.model_id, config=config)
+        breaker.reset()
+        for label in ("first", "breaker open"):
+            before = len(server.requests)
+            wall, calls, reasons = asyncio.run(hanging_round(count))
+            sent = len(server.requests) - before
+            print(
+                f"{backend:<10} {label:<13} {count:>9} {sent:>6} {wall * 1000:>8.0f} {wall / timeout:>7.2f}  "
+                f"{','.join(sorted(reasons))}"
+            )
+        breaker.reset()
+    server.script.latency = 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--candidates", type=int, default=18)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--hang-timeout", type=float, default=6.0)
     args = parser.parse_args()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    logging.getLogger("verifier").setLevel(logging.WARNING)
+    # Every hanging question logs its fail-open line; the table says it all.
+    logging.getLogger("verifier").setLevel(logging.ERROR)
 
     server = ModelServer().start()
     server.script.latency = args.latency
@@ -83,6 +126,7 @@ def main() -> None:
                     f"{backend:<10} {count:>9} {calls:>6} {in_flight:>9} {wall * 1000:>8.0f} {bound * 1000:>8.0f} "
                     f"{wall / bound:>6.2f}"
                 )
+        hang_rows(server, count=args.candidates, timeout=args.hang_timeout)
     finally:
         server.stop()
     print(f"server saw at most {server.max_in_flight} requests in flight; schema errors: {len(server.schema_errors)}")

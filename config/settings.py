@@ -213,7 +213,8 @@ TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 # The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: "*-latest" is refused.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
-QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="gpt-4o-mini-2024-07-18")
+# No default: a round is filed under the model that wrote it, so writing needs a pinned id set on purpose.
+QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="")
 QUIZ_ALLOW_MODEL_ALIAS = env.bool("QUIZ_ALLOW_MODEL_ALIAS", default=False)
 QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
@@ -250,6 +251,10 @@ VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.1
 # Blind re-answer: the checker picks the right option without seeing the marked one; P(marked) joins the min.
 VERIFIER_BLIND = env.bool("VERIFIER_BLIND", default=True)
 VERIFIER_BLIND_DISAGREE = env.float("VERIFIER_BLIND_DISAGREE", default=0.5)
+# Circuit breaker per backend + model id (shared through the cache, so through Redis when REDIS_URL is set):
+# this many calls in a row that find the checker unavailable open it; after the cool-down one probe may go.
+VERIFIER_BREAKER_FAILURES = env.int("VERIFIER_BREAKER_FAILURES", default=5)
+VERIFIER_BREAKER_COOLDOWN = env.float("VERIFIER_BREAKER_COOLDOWN", default=30.0)
 
 # Review: the crowd signal ("the crowd disagrees") and the sweep's trust floor.
 CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)

@@ -8,8 +8,8 @@ from django.conf import settings
 DEFAULTS: dict[str, Any] = {
     "OPENAI_BASE_URL": "",
     "OPENAI_API_KEY": "",
-    # A dated snapshot: every checker threshold belongs to one model version.
-    "QUIZ_WRITER_MODEL": "gpt-4o-mini-2024-07-18",
+    # No default: set a dated snapshot on purpose (every round is filed under the model that wrote it).
+    "QUIZ_WRITER_MODEL": "",
     "QUIZ_ALLOW_MODEL_ALIAS": False,
     # Model ids known to move under the same name, beyond those ending in "latest".
     "QUIZ_MODEL_ALIASES": [],

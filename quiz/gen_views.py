@@ -85,7 +85,10 @@ class GenerateForm(forms.Form):
 
 @require_http_methods(["GET", "POST"])
 def generate_new(request: HttpRequest) -> HttpResponse:
-    configured = conf.writer_configured()
+    # Writing needs a model server and a pinned model id: there is no default id to file a round under.
+    server_set = conf.writer_configured()
+    model_missing = server_set and not conf.writer_model()
+    configured = server_set and not model_missing
     form = GenerateForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and configured and form.is_valid():
         data = form.cleaned_data
@@ -109,7 +112,8 @@ def generate_new(request: HttpRequest) -> HttpResponse:
         else:
             generation_enqueue(job_id=job.pk)
             return redirect("quiz:generate_detail", job_id=job.pk)
-    return render(request, "quiz/generate.html", {"form": form, "configured": configured})
+    context = {"form": form, "configured": configured, "model_missing": model_missing}
+    return render(request, "quiz/generate.html", context)
 
 
 def _own_job(request: HttpRequest, job_id: int) -> GenerationJob:

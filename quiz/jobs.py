@@ -398,7 +398,12 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
     kept = [c for c in outcome.candidates if c.key in played_keys or (gated and c.decision and not c.decision.playable)]
     questions: dict[str, Question] = {}
     for candidate in kept:
-        question = question_create(data=candidate.data, provenance=Provenance.MODEL, model_id=job.model_id)
+        question = question_create(
+            data=candidate.data,
+            provenance=Provenance.MODEL,
+            model_id=job.model_id,
+            served_model_id=candidate.served_model,
+        )
         questions[candidate.key] = question
         if gated and candidate.decision is not None:
             verdict_record(question_id=question.pk, decision=candidate.decision)

@@ -38,11 +38,17 @@ class Question(models.Model):
     source = models.CharField(max_length=MAX_SOURCE, blank=True)
     provenance = models.CharField(max_length=10, choices=Provenance.choices)
     pack = models.ForeignKey(Pack, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions")
+    # The writer model asked for (QUIZ_WRITER_MODEL), and the one the server said wrote it (its stream's `model`).
     model_id = models.CharField(max_length=200, blank=True)
+    served_model_id = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.text[:80]
+
+    @property
+    def model_mismatch(self) -> bool:
+        return bool(self.served_model_id) and self.served_model_id != self.model_id
 
     def as_data(self) -> QuestionData:
         return QuestionData(

@@ -7,7 +7,9 @@ from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQue
 from quiz.validation import QuestionData
 
 
-def question_create(*, data: QuestionData, provenance: str, pack: Pack | None = None, model_id: str = "") -> Question:
+def question_create(
+    *, data: QuestionData, provenance: str, pack: Pack | None = None, model_id: str = "", served_model_id: str = ""
+) -> Question:
     return Question.objects.create(
         text=data.text,
         options=list(data.options),
@@ -17,6 +19,7 @@ def question_create(*, data: QuestionData, provenance: str, pack: Pack | None = 
         provenance=provenance,
         pack=pack,
         model_id=model_id,
+        served_model_id=served_model_id[:200],
     )
 
 

@@ -22,7 +22,8 @@ from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, QuizError
 from quiz.models import CheckStatus
 from quiz.validation import MAX_SOURCE, QuestionData, clean_question
-from verifier.services import Gate, GateDecision, GateItem
+from verifier.breaker import UNAVAILABLE
+from verifier.services import ROUND_BUDGET, Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class Candidate:
     data: QuestionData
     attempt: int
     decision: GateDecision | None = None
+    # The model id the server said wrote it (its streamed chunks' `model`), "" when it did not say.
+    served_model: str = ""
 
 
 @dataclass
@@ -320,6 +323,8 @@ class ModelClient:
         self.deadline = deadline
         self.use_schema = True
         self.tokens_param = "max_tokens"
+        # The model id the server says is writing (each streamed chunk's `model`).
+        self.served_model = ""
         self._client = client or openai.AsyncOpenAI(
             # Local servers (vLLM, Ollama, llama.cpp) take any key; the SDK insists on one.
             api_key=config.api_key or "no-key",
@@ -397,6 +402,7 @@ class ModelClient:
         stream = await self._open(messages)
         try:
             async for chunk in stream:
+                self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = getattr(choice, "delta", None)
                     content = getattr(delta, "content", None) if delta is not None else None
@@ -456,6 +462,7 @@ class RoundWriter:
         self._report_lock = asyncio.Lock()
         self._seen: set[str] = set()
         self._client_override = client
+        self._model: ModelClient | None = None
 
     async def report(self) -> None:
         if self._report is None or self.cancelled:
@@ -478,6 +485,7 @@ class RoundWriter:
             deadline=loop.time() + self.config.timeout,
             client=self._client_override,
         )
+        self._model = model
         try:
             ask = first_ask(self.spec.count, gated=self.gated)
             while not self.cancelled:
@@ -512,6 +520,7 @@ class RoundWriter:
         checks: list[asyncio.Task[None]] = []
         taken = 0
         write_started = time.monotonic()
+        self.gate.unseal()
         try:
             async with asyncio.timeout_at(model.deadline), contextlib.aclosing(model.stream_text(messages)) as stream:
                 async for text in stream:
@@ -532,6 +541,8 @@ class RoundWriter:
             self._problem(f"attempt {self.progress.attempt}: the reply broke off")
         finally:
             self.timeline.writing.append((write_started, time.monotonic()))
+            # Writing is over: what the checker has not answered one call budget from now passes unverified.
+            self.gate.seal()
         if not taken and not self.cancelled and extractor.text:
             # The streaming reader found no array of objects; read the whole reply defensively instead.
             for raw in parse_reply(extractor.text):
@@ -569,7 +580,12 @@ class RoundWriter:
             await self.report()
             return False
         self._seen.add(key)
-        candidate = Candidate(key=f"a{self.progress.attempt}-{number}", data=data, attempt=self.progress.attempt)
+        served = self._model.served_model if self._model is not None else ""
+        if served and served != self.config.model:
+            _warn_mismatch_once(self.config.model, served)
+        candidate = Candidate(
+            key=f"a{self.progress.attempt}-{number}", data=data, attempt=self.progress.attempt, served_model=served
+        )
         self.candidates.append(candidate)
         checks.append(asyncio.create_task(self._check(candidate)))
         await self.report()
@@ -637,11 +653,12 @@ class RoundWriter:
         played = survivors[:count]
         marks: dict[str, Mark] = {c.key: _mark(c.decision) for c in played}
         status = _round_status(list(marks.values()), gated=self.gated)
+        unchecked_note = _unchecked_note(played)
         if len(played) >= count:
             message = ""
             if self.progress.dropped:
                 message = f"The checker removed {self.progress.dropped} of the questions written; the rest are kept."
-            return outcome("full", played, marks, status, message)
+            return outcome("full", played, marks, status, f"{unchecked_note} {message}".strip())
         if self.progress.dropped:
             message = (
                 f"The checker removed {self.progress.dropped} question{'s' if self.progress.dropped != 1 else ''}, "
@@ -651,7 +668,35 @@ class RoundWriter:
             message = f"The model wrote only {len(played)} usable questions of the {count} you asked for."
         if self.error:
             message += f" ({self.error})"
-        return outcome("short", played, marks, status, message)
+        return outcome("short", played, marks, status, f"{unchecked_note} {message}".strip())
+
+
+CHECKER_UNAVAILABLE_MESSAGE = "The checker is unavailable: this round is unchecked."
+
+
+def _unchecked_note(played: list[Candidate]) -> str:
+    """What the host is told when the checker could not check (part of) the round."""
+    reasons = [c.decision.reason for c in played if c.decision is not None]
+    unavailable = sum(1 for reason in reasons if reason == UNAVAILABLE)
+    late = sum(1 for reason in reasons if reason == ROUND_BUDGET)
+    if played and unavailable == len(played):
+        return CHECKER_UNAVAILABLE_MESSAGE
+    notes = []
+    if unavailable:
+        notes.append(f"The checker became unavailable: {unavailable} of the questions are unchecked.")
+    if late:
+        notes.append(f"The checker did not answer in time: {late} of the questions are unverified.")
+    return " ".join(notes)
+
+
+_mismatches_warned: set[tuple[str, str]] = set()
+
+
+def _warn_mismatch_once(pinned: str, served: str) -> None:
+    if (pinned, served) in _mismatches_warned:
+        return
+    _mismatches_warned.add((pinned, served))
+    logger.warning("writer: asked for %r and the server says %r wrote the reply; questions record both", pinned, served)
 
 
 def _mark(decision: GateDecision | None) -> Mark:

@@ -51,3 +51,22 @@ def _forget_cached_questions():
 
     with selectors._facts_lock:
         selectors._facts.clear()
+
+
+@pytest.fixture(autouse=True)
+def _closed_breakers():
+    """The checker's circuit breakers live in the cache, which outlives a test: each test starts them closed."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+    from django.core.cache.backends.redis import RedisCache
+
+    from verifier.breaker import KEY_PREFIX
+
+    cache = caches["default"]
+    if isinstance(cache, LocMemCache):
+        cache.clear()
+    elif isinstance(cache, RedisCache):
+        client = cache._cache.get_client(write=True)
+        keys = list(client.scan_iter(match=f"*{KEY_PREFIX}:*"))
+        if keys:
+            client.delete(*keys)

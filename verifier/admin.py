@@ -20,6 +20,7 @@ from quiz.exceptions import InvalidQuestion
 from quiz.models import Question
 from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_OPTIONS, MAX_SOURCE, MAX_TEXT, OPTION_LETTERS
 from verifier import conf
+from verifier.breaker import configured_breaker_state, shared_breakers
 from verifier.chart import sweep_chart
 from verifier.models import (
     Flag,
@@ -38,6 +39,13 @@ from verifier.services import question_fix, reviews_label, threshold_set
 from verifier.sweep import sweep
 
 NONE = "—"
+
+
+def _asked_for(served: str | None, requested: str | None) -> str:
+    """A note when the server served another model than the one asked for."""
+    if requested and served != requested:
+        return f" (asked for {requested}: mismatch)"
+    return ""
 
 
 def _rate(value: float | None) -> str:
@@ -345,7 +353,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="checked by")
     def checker(self, obj) -> str:
-        return f"{obj.latest_backend or ''} {obj.latest_model_id or ''}".strip() or NONE
+        found = f"{obj.latest_backend or ''} {obj.latest_model_id or ''}".strip() or NONE
+        return found + _asked_for(obj.latest_model_id, obj.latest_requested_model_id)
 
     @admin.display(description="signals")
     def signals(self, obj) -> str:
@@ -407,9 +416,10 @@ class ReviewItemAdmin(admin.ModelAdmin):
         rounds = format_html_join(", ", "{}", ((entry.round.title,) for entry in obj.entries.select_related("round")))
         fixed_from = Review.objects.filter(fixed_as=obj).values_list("question_id", flat=True).first()
         return format_html(
-            "<p>{} · model id: {} · pack: {} · created {}</p><p>In rounds: {}</p>{}",
+            "<p>{} · model id: {}{} · pack: {} · created {}</p><p>In rounds: {}</p>{}",
             obj.get_provenance_display(),
             obj.model_id or NONE,
+            f" (the server says {obj.served_model_id} wrote it: not the pinned model)" if obj.model_mismatch else "",
             obj.pack.title if obj.pack else NONE,
             obj.created_at.strftime("%Y-%m-%d %H:%M"),
             rounds or NONE,
@@ -428,7 +438,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
                 (
                     v.created_at.strftime("%Y-%m-%d %H:%M"),
                     v.backend,
-                    v.model_id,
+                    v.model_id + _asked_for(v.model_id, v.requested_model_id),
                     v.outcome,
                     NONE if v.score is None else f"{v.score:.3f}",
                     f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
@@ -757,12 +767,12 @@ class FlagAdmin(admin.ModelAdmin):
 
 @admin.register(Verdict)
 class VerdictAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "question", "outcome", "score", "threshold", "reason", "backend", "model_id"]
-    list_filter = ["outcome", "backend", "model_id", "calibrated"]
+    list_display = ["created_at", "question", "outcome", "score", "threshold", "reason", "backend", "served_model"]
+    list_filter = ["outcome", "backend", "model_id", "requested_model_id", "calibrated"]
     search_fields = ["question__text", "reason", "message"]
     list_select_related = ["question"]
     date_hierarchy = "created_at"
-    readonly_fields = [field.name for field in Verdict._meta.fields]
+    readonly_fields = ["model_check", *(field.name for field in Verdict._meta.fields)]
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -773,6 +783,21 @@ class VerdictAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         # Verdicts are the evidence the sweep is computed from.
         return False
+
+    @admin.display(description="served model", ordering="model_id")
+    def served_model(self, obj) -> str:
+        return (obj.model_id or NONE) + _asked_for(obj.model_id, obj.requested_model_id)
+
+    @admin.display(description="model check")
+    def model_check(self, obj) -> str:
+        if not obj.requested_model_id:
+            return NONE
+        if obj.model_mismatch:
+            return (
+                f"Mismatch: asked for {obj.requested_model_id}, the server served {obj.model_id}; the threshold "
+                f"applied is the one stored for {obj.model_id}."
+            )
+        return f"Served the pinned model {obj.model_id}."
 
 
 class ThresholdStoreForm(forms.Form):
@@ -796,12 +821,29 @@ class ThresholdAdmin(admin.ModelAdmin):
     def get_urls(self):
         return [
             path("sweep/", self.admin_site.admin_view(self.sweep_view), name="verifier_threshold_sweep"),
+            path("breaker/", self.admin_site.admin_view(self.breaker_view), name="verifier_threshold_breaker"),
             *super().get_urls(),
         ]
 
     def changelist_view(self, request, extra_context=None):
-        extra = {**(extra_context or {}), "sweep_url": reverse("admin:verifier_threshold_sweep")}
+        extra = {
+            **(extra_context or {}),
+            "sweep_url": reverse("admin:verifier_threshold_sweep"),
+            "breaker_url": reverse("admin:verifier_threshold_breaker"),
+        }
         return super().changelist_view(request, extra_context=extra)
+
+    def breaker_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Checker circuit breaker",
+            "breaker": configured_breaker_state(),
+            "shared": shared_breakers(),
+        }
+        return TemplateResponse(request, "admin/verifier/breaker.html", context)
 
     def sweep_view(self, request):
         if not self.has_view_permission(request):

@@ -31,6 +31,10 @@ DEFAULTS: dict[str, Any] = {
     # option that is not the marked one, flag the question "the crowd disagrees".
     "CROWD_MIN_ANSWERS": 5,
     "CROWD_MAJORITY": 0.6,
+    # The circuit breaker (verifier/breaker.py): this many calls in a row that find the checker unavailable
+    # (timeouts, refused connections, 5xx, 429) open it; after the cool-down (seconds) one probe call may go.
+    "VERIFIER_BREAKER_FAILURES": 5,
+    "VERIFIER_BREAKER_COOLDOWN": 30.0,
     # The sweep warns when either class (good, defective) has fewer labels than this.
     "VERIFIER_SWEEP_MIN_LABELS": 10,
 }
@@ -88,6 +92,14 @@ def blind_disagree() -> float:
     return float(setting("VERIFIER_BLIND_DISAGREE"))
 
 
+def breaker_failures() -> int:
+    return max(1, int(setting("VERIFIER_BREAKER_FAILURES")))
+
+
+def breaker_cooldown() -> float:
+    return max(0.0, float(setting("VERIFIER_BREAKER_COOLDOWN")))
+
+
 def crowd_min_answers() -> int:
     return max(1, int(setting("CROWD_MIN_ANSWERS")))
 
@@ -133,6 +145,8 @@ class GateConfig:
     grounded_bounds: GroundedBounds
     blind: bool = True
     blind_disagree: float = 0.5
+    breaker_failures: int = 5
+    breaker_cooldown: float = 30.0
 
 
 def gate_config() -> GateConfig:
@@ -149,6 +163,8 @@ def gate_config() -> GateConfig:
         grounded_bounds=grounded_bounds(),
         blind=blind(),
         blind_disagree=blind_disagree(),
+        breaker_failures=breaker_failures(),
+        breaker_cooldown=breaker_cooldown(),
     )
 
 

@@ -18,7 +18,10 @@ class Verdict(models.Model):
     # PROTECT: a question the gate has judged stays, so the review queue and the sweep keep their evidence.
     question = models.ForeignKey("quiz.Question", on_delete=models.PROTECT, related_name="verdicts")
     backend = models.CharField(max_length=20)
+    # The model id the server said it served (what the threshold and the sweep go by) ...
     model_id = models.CharField(max_length=200, blank=True)
+    # ... and the one the gate asked for (VERIFIER_MODEL). They differ when the server moved under the pin.
+    requested_model_id = models.CharField(max_length=200, blank=True)
     probabilities = models.JSONField(default=dict, blank=True)
     score = models.FloatField(null=True, blank=True)
     threshold = models.FloatField()
@@ -41,6 +44,10 @@ class Verdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.outcome} q{self.question_id} ({self.backend} {self.model_id})"
+
+    @property
+    def model_mismatch(self) -> bool:
+        return bool(self.requested_model_id) and self.model_id != self.requested_model_id
 
 
 class Threshold(models.Model):

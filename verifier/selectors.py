@@ -31,6 +31,14 @@ def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
     return float(value), True
 
 
+def stored_thresholds(*, backend: str) -> dict[str, float]:
+    """model id -> its stored pass mark, for one backend (the gate picks the served model's)."""
+    return {
+        model_id: float(value)
+        for model_id, value in Threshold.objects.filter(backend=backend).values_list("model_id", "value")
+    }
+
+
 def latest_labels(*, question_ids: list[int] | None = None) -> dict[int, str]:
     """question id -> its latest label (the latest review counts)."""
     reviews = Review.objects.order_by("question_id", "created_at", "id")
@@ -103,6 +111,7 @@ def review_queue() -> QuerySet[ReviewItem]:
             latest_threshold=Subquery(latest_verdict.values("threshold")[:1]),
             latest_backend=Subquery(latest_verdict.values("backend")[:1]),
             latest_model_id=Subquery(latest_verdict.values("model_id")[:1]),
+            latest_requested_model_id=Subquery(latest_verdict.values("requested_model_id")[:1]),
             label=Subquery(latest_review.values("label")[:1]),
         )
         .filter(Q(is_held=True) | Q(is_reported=True) | Q(is_crowd_flagged=True) | Q(is_premise_flagged=True))

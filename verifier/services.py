@@ -7,7 +7,7 @@ the async part never touches the database.
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -23,6 +23,7 @@ from quiz.services import question_create
 from quiz.validation import clean_question
 from verifier import conf, policy
 from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
+from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
 from verifier.models import (
     Flag,
     FlagKind,
@@ -38,12 +39,24 @@ from verifier.models import (
 )
 from verifier.premise import PremiseText, key_terms, premise_group
 from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
-from verifier.selectors import BLIND_MISSING_PREFIX, CHECKER_DISAGREES, IMPORTED, labelled_scores, threshold_for
+from verifier.selectors import (
+    BLIND_MISSING_PREFIX,
+    CHECKER_DISAGREES,
+    IMPORTED,
+    labelled_scores,
+    stored_thresholds,
+    threshold_for,
+)
 from verifier.sweep import score_from_probabilities
 
 logger = logging.getLogger("verifier")
 
 OutcomeName = Literal["passed", "dropped", "unverified", "unchecked"]
+# A question the checker had not answered one call budget after the writer finished.
+ROUND_BUDGET = "round_budget"
+# The round's deadline falls this much after its last call budget, so a call that started as the writer
+# finished ends by its own timeout (reason `timeout`) rather than by the round's.
+ROUND_GRACE = 0.1
 
 
 @dataclass(frozen=True)
@@ -65,9 +78,12 @@ class GateDecision:
     reason: str
     latency_ms: int
     backend: str
+    # The model id the server said it served (the pinned one when it did not say, or no call was answered).
     model_id: str
     calibrated: bool = False
     message: str = ""
+    # The model id the gate asked for (VERIFIER_MODEL).
+    requested_model_id: str = ""
     input_tokens: int | None = None
     output_tokens: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -119,6 +135,8 @@ class RoundTally:
     unchecked: int = 0
     blind_missing: int = 0
     checker_disagrees: int = 0
+    round_budget: int = 0
+    checker_unavailable: int = 0
     started: float | None = None
     finished: float | None = None
 
@@ -129,6 +147,10 @@ class RoundTally:
             self.blind_missing += 1
         if decision.checker_chose:
             self.checker_disagrees += 1
+        if decision.reason == ROUND_BUDGET:
+            self.round_budget += 1
+        if decision.reason == UNAVAILABLE:
+            self.checker_unavailable += 1
 
     @property
     def wall_ms(self) -> int:
@@ -140,8 +162,11 @@ class RoundTally:
 class Gate:
     """One round's gate: one backend client, one semaphore shared by every call of the round.
 
-    A streaming writer builds it (sync), then awaits `check(item)` per question as each one is written,
-    and closes it (`async with gate:` or `await gate.aclose()`), which logs the round's line.
+    A streaming writer builds it (sync), then awaits `check(item)` per question as each one is written, calls
+    `seal()` when it has finished writing, and closes it (`async with gate:` or `await gate.aclose()`), which
+    logs the round's line. From the seal on, every check still pending has one call budget (VERIFIER_TIMEOUT)
+    left; one still unanswered then passes `unverified`, reason `round_budget`. `unseal()` starts the next
+    attempt's writing. The circuit breaker (verifier/breaker.py) guards every call.
     """
 
     def __init__(
@@ -152,27 +177,71 @@ class Gate:
         calibrated: bool,
         backend: Backend | None = None,
         source_text: str | None = None,
+        thresholds: Mapping[str, float] | None = None,
+        breaker: Breaker | None = None,
     ) -> None:
         self.config = config
+        # The pinned model's pass mark; `thresholds` (stored, per model id) picks the served model's instead.
         self.threshold = threshold
         self.calibrated = calibrated
+        self.thresholds = thresholds
         self.source_text = source_text
         self.backend = backend or backend_for(config)
-        self.budget = CallBudget(concurrency=config.concurrency, timeout=config.timeout)
+        self.breaker = breaker
+        self._guard = BreakerGuard(breaker) if breaker is not None else None
+        self.budget = CallBudget(
+            concurrency=config.concurrency,
+            timeout=config.timeout,
+            guard=self._guard,
+            past_deadline=self._past_deadline,
+        )
         self.tally = RoundTally()
         self._closed = False
+        self._deadline: float | None = None
+        self._pending: set[asyncio.Timeout] = set()
 
     @classmethod
     def from_settings(cls, *, threshold: float | None = None, source_text: str | None = None) -> "Gate":
-        """Sync: reads settings and, unless `threshold` is given, the stored threshold from the database."""
+        """Sync: reads settings and, unless `threshold` is given, the stored thresholds from the database."""
         config = conf.gate_config()
+        thresholds: dict[str, float] | None = None
         if threshold is not None:
             value, calibrated = threshold, False
         elif config.backend in ("systemone", "llm"):
             value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
+            thresholds = stored_thresholds(backend=config.backend)
         else:
             value, calibrated = config.default_threshold, False
-        return cls(config=config, threshold=value, calibrated=calibrated, source_text=source_text)
+        return cls(
+            config=config,
+            threshold=value,
+            calibrated=calibrated,
+            source_text=source_text,
+            thresholds=thresholds,
+            breaker=_breaker_for(config),
+        )
+
+    def seal(self) -> None:
+        """The writer has finished writing: every pending check, and any begun before `unseal()`, has one
+        call budget left."""
+        self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
+        for scope in self._pending:
+            scope.reschedule(self._deadline)
+
+    def unseal(self) -> None:
+        """The writer writes again (its next attempt): checks begun from now on wait for the next seal."""
+        self._deadline = None
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
+
+    def threshold_for_served(self, served: str) -> tuple[float, bool]:
+        """(pass mark, calibrated) for the model the server served; the pinned one's when it did not say."""
+        if self.thresholds is None or not served or served == self.config.model_id:
+            return self.threshold, self.calibrated
+        if served in self.thresholds:
+            return self.thresholds[served], True
+        return self.config.default_threshold, False
 
     @property
     def enabled(self) -> bool:
@@ -201,18 +270,17 @@ class Gate:
             return
         self._closed = True
         await self.backend.aclose()
+        if self._guard is not None:
+            await self._guard.drain()
         if self.tally.checked:
             self._log_round()
 
     def _decision(self, item: GateItem, **fields: Any) -> GateDecision:
-        return GateDecision(
-            key=item.key,
-            threshold=self.threshold,
-            calibrated=self.calibrated,
-            backend=self.config.backend,
-            model_id=self.config.model_id if self.enabled else "",
-            **fields,
-        )
+        pinned = self.config.model_id if self.enabled else ""
+        fields.setdefault("threshold", self.threshold)
+        fields.setdefault("calibrated", self.calibrated)
+        fields["model_id"] = fields.get("model_id") or pinned
+        return GateDecision(key=item.key, backend=self.config.backend, requested_model_id=pinned, **fields)
 
     def _checks_for(self, item: GateItem) -> tuple[str, ...]:
         if self.grounded:
@@ -223,7 +291,17 @@ class Gate:
         now = time.monotonic()
         if self.tally.started is None:
             self.tally.started = now
-        decision = await self._check(item)
+        try:
+            async with asyncio.timeout_at(self._deadline) as scope:
+                self._pending.add(scope)
+                try:
+                    decision = await self._check(item)
+                finally:
+                    self._pending.discard(scope)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            decision = self._out_of_budget(item, now)
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
         return decision
@@ -291,6 +369,8 @@ class Gate:
         latency_ms = int((time.monotonic() - started) * 1000)
         probabilities = dict(answer.probabilities)
         details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
+        served = self._served(answer.details, blind)
+        threshold, calibrated = self.threshold_for_served(served)
         input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
         has_blind = blind is not None and blind.reading is not None
         if blind is not None:
@@ -307,7 +387,7 @@ class Gate:
             judgement = policy.closed_book_judgement(
                 probabilities=probabilities,
                 has_explanation=policy.EXPLANATION_TRUE in checks,
-                threshold=self.threshold,
+                threshold=threshold,
                 has_blind=has_blind,
             )
         reason, message = self._reason(item, judgement, blind)
@@ -319,6 +399,9 @@ class Gate:
             reason=reason,
             message=message,
             latency_ms=latency_ms,
+            model_id=served,
+            threshold=threshold,
+            calibrated=calibrated,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             details=details,
@@ -347,11 +430,32 @@ class Gate:
             )
         return reason, "; ".join(notes)[:500]
 
+    def _served(self, details: Mapping[str, Any], blind: BlindCheck | None) -> str:
+        """The model id the server says it served; a mismatch with the pinned one is logged once per process."""
+        served = str(details.get("served_model") or "")
+        if not served and blind is not None:
+            served = str(blind.details.get("served_model") or "")
+        served = served[:200]
+        if served and served != self.config.model_id:
+            _warn_mismatch_once(self.config.backend, self.config.model_id, served)
+        return served
+
+    def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
+        return self._fail_open(
+            item,
+            GateFailure(
+                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
+            ),
+            started,
+        )
+
     def _fail_open(
         self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
     ) -> GateDecision:
         latency_ms = int((time.monotonic() - started) * 1000)
-        logger.warning(
+        # With the breaker open every question says the same: the breaker's own line is the warning.
+        log = logger.info if failure.reason == UNAVAILABLE else logger.warning
+        log(
             "gate fail-open: %s passes unverified (reason=%s backend=%s model=%s latency_ms=%d) %s",
             item.key,
             failure.reason,
@@ -373,7 +477,10 @@ class Gate:
         )
 
     async def check_all(self, items: Iterable[GateItem]) -> list[GateDecision]:
-        """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`."""
+        """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
+
+        Nothing more is being written, so the round is sealed at once: it takes at most one call budget."""
+        self.seal()
         return list(await asyncio.gather(*(self.check(item) for item in items)))
 
     async def check_stream(self, items: AsyncIterable[GateItem]) -> AsyncIterator[GateDecision]:
@@ -391,6 +498,7 @@ class Gate:
                 while not done.empty():
                     yielded += 1
                     yield done.get_nowait()
+            self.seal()
             while yielded < len(tasks):
                 yielded += 1
                 yield await done.get()
@@ -402,7 +510,8 @@ class Gate:
         tally = self.tally
         logger.info(
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d checker_disagrees=%d calls=%d max_in_flight=%d wall_ms=%d",
+            "unchecked=%d blind_missing=%d checker_disagrees=%d round_budget=%d checker_unavailable=%d calls=%d "
+            "refused=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
             self.config.model_id or "-",
             self.threshold,
@@ -414,10 +523,35 @@ class Gate:
             tally.unchecked,
             tally.blind_missing,
             tally.checker_disagrees,
+            tally.round_budget,
+            tally.checker_unavailable,
             self.budget.calls,
+            self.budget.refused,
             self.budget.max_in_flight,
             tally.wall_ms,
         )
+
+
+_mismatches_warned: set[tuple[str, str, str]] = set()
+
+
+def _warn_mismatch_once(backend: str, pinned: str, served: str) -> None:
+    if (backend, pinned, served) in _mismatches_warned:
+        return
+    _mismatches_warned.add((backend, pinned, served))
+    logger.warning(
+        "gate: %s was asked for %r and served %r; verdicts are filed under %r with its threshold",
+        backend,
+        pinned,
+        served,
+        served,
+    )
+
+
+def _breaker_for(config: conf.GateConfig) -> Breaker | None:
+    if config.backend not in ("systemone", "llm"):
+        return None
+    return breaker_for(backend=config.backend, model_id=config.model_id, config=config)
 
 
 def blind_applicable(item: GateItem) -> bool:
@@ -439,12 +573,8 @@ async def gate_check(
     """
     if gate is not None:
         return await gate.check_all(items)
-    config = conf.gate_config()
-    if config.backend in ("systemone", "llm"):
-        value, calibrated = await sync_to_async(threshold_for)(backend=config.backend, model_id=config.model_id)
-    else:
-        value, calibrated = config.default_threshold, False
-    async with Gate(config=config, threshold=value, calibrated=calibrated, source_text=source_text) as round_gate:
+    round_gate = await sync_to_async(Gate.from_settings)(source_text=source_text)
+    async with round_gate:
         return await round_gate.check_all(items)
 
 
@@ -453,6 +583,7 @@ def verdict_record(*, question_id: int, decision: GateDecision) -> Verdict:
         question_id=question_id,
         backend=decision.backend,
         model_id=decision.model_id,
+        requested_model_id=decision.requested_model_id,
         probabilities=decision.probabilities,
         score=decision.score,
         threshold=decision.threshold,

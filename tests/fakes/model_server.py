@@ -101,6 +101,9 @@ class Script:
     probabilities: dict[str, float | dict[str, float]] = field(default_factory=dict)
     default_probability: float = 0.9
     expected_api_key: str | None = None
+    # The model id the replies say served them; None echoes the one asked for (a server that moved answers
+    # with its own id, and a local OpenAI-compatible server answers any name with its own).
+    served_model: str | None = None
     trickle_delay: float = 0.05
     # Chat completions: which tokens carry the Yes and No mass, and how much of the total they hold.
     yes_tokens: tuple[str, ...] = ("Yes",)
@@ -410,7 +413,7 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
         name: {"type": "noul", "noul": script.probability_for(document_text, name)} for name in names
     }
     reply_data: dict[str, Any] = {
-        "model": body["model"],
+        "model": script.served_model or body["model"],
         "answers": answers,
         "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
     }
@@ -454,7 +457,7 @@ def _systemone_choice(body: dict[str, Any], document_text: str, script: Script) 
     names = list(answers)
     first = answers[names[0]]
     reply_data: dict[str, Any] = {
-        "model": body["model"],
+        "model": script.served_model or body["model"],
         "answers": answers,
         "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
     }
@@ -555,7 +558,7 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
         "id": f"chatcmpl-fake-{len(server.requests)}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": body["model"],
+        "model": script.served_model or body["model"],
         "choices": [
             {
                 "index": 0,

@@ -58,6 +58,9 @@ class WriterScript:
     chars_per_token: int = 16
     # (request number, index, grounded) -> one question; replace to script which ones the gate drops.
     make_question: Callable[..., dict[str, Any]] = good_question
+    # The model id the stream's chunks say wrote it; None echoes the one asked for (a local server answers any
+    # name with its own id).
+    served_model: str | None = None
 
     def next_turn(self) -> Turn:
         return self.turns.pop(0) if self.turns else self.default
@@ -126,7 +129,7 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     server.stream_started.append(time.monotonic())
     created = int(time.time())
     base = {"id": f"chatcmpl-writer-{number}", "object": "chat.completion.chunk", "created": created}
-    base["model"] = body["model"]
+    base["model"] = script.served_model or body["model"]
     step = max(1, script.chars_per_token)
     chunks = [_sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})]
     chunks += [

@@ -34,6 +34,7 @@ def test_a_worker_killed_mid_generation_is_replaced_and_the_job_finishes(
     writer_server: WriterServer, tmp_path, settings
 ):
     settings.OPENAI_BASE_URL = f"{writer_server.url}/v1"  # the job is created here, run by the workers
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"  # no default model id
     writer_server.writer.token_delay = 0.03  # a few seconds of writing: time to kill the worker mid-way
     broker = start_redis()  # the test's own broker, so no other run's worker takes the task
     env = {
@@ -74,6 +75,7 @@ def test_a_worker_killed_mid_generation_is_replaced_and_the_job_finishes(
 def test_a_job_whose_worker_went_away_is_reported_not_left_spinning(settings):
     settings.QUIZ_JOB_STALE_SECONDS = 30
     settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"  # no default model id
     job = generation_job_create(owner_key="host", count=5, topic="Birds")
     GenerationJob.objects.filter(pk=job.pk).update(status=GenerationStatus.RUNNING, written=2)
     assert generation_snapshot_for(job_id=job.pk)["status"] == "running"  # alive: a beat is recent

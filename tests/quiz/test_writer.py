@@ -10,12 +10,21 @@ from quiz.checks import check_writer_model
 from quiz.conf import writer_config
 from quiz.exceptions import QuizError
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Provenance
-from quiz.writer import ItemExtractor, RoundSpec, RoundWriter, build_messages, parse_reply
+from quiz.writer import (
+    CHECKER_UNAVAILABLE_MESSAGE,
+    ItemExtractor,
+    RoundSpec,
+    RoundWriter,
+    build_messages,
+    parse_reply,
+)
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import Turn, WriterServer, good_question, good_reply
+from verifier.backends.base import GateFailure
+from verifier.breaker import UNAVAILABLE, breaker_for, configured_breaker_state
 from verifier.conf import gate_config
 from verifier.models import Verdict
-from verifier.services import Gate
+from verifier.services import ROUND_BUDGET, ROUND_GRACE, Gate
 
 WRITER_MODEL = "writer-2025-01-01"
 
@@ -403,3 +412,125 @@ def test_a_cancelled_job_stops_between_items_and_keeps_nothing(writer):
     job.refresh_from_db()
     assert job.status == GenerationStatus.CANCELLED and job.round is None
     assert job.written < 10
+
+
+# --- a checker that hangs, an open breaker, the served model -----------------------------------------------------
+
+HANG = 60.0  # the fake checker answers only when the client gives up
+
+
+def gate_with_breaker(**overrides) -> Gate:
+    config = gate_config()
+    return Gate(
+        config=config,
+        threshold=0.6,
+        calibrated=False,
+        breaker=breaker_for(backend=config.backend, model_id=config.model_id, config=config),
+        **overrides,
+    )
+
+
+def _spans(outcome) -> tuple[float, float]:
+    """(seconds until the model finished writing, seconds until the round was done), from the round's start."""
+    timeline = outcome.timeline
+    return timeline.writing[-1][1] - timeline.started, timeline.finished - timeline.started
+
+
+async def test_a_hanging_checker_adds_one_call_budget_and_the_next_round_makes_no_call(gate_on, settings):
+    settings.VERIFIER_TIMEOUT = 1.0
+    gate_on.writer.token_delay = 0.005  # about a second of writing for 18 questions
+    gate_on.script.latency = HANG
+    outcome = await write(12, gate=gate_with_breaker())
+    written, done = _spans(outcome)
+    assert outcome.progress.asked == 18 and outcome.kind == "full"
+    # Unchecked, the round is done when the model has written it; checking adds at most one call budget.
+    assert done <= written + 1.0 + ROUND_GRACE + 0.4
+    assert set(outcome.marks.values()) == {"unverified"}
+    assert {c.decision.reason for c in outcome.candidates} <= {"timeout", ROUND_BUDGET, UNAVAILABLE}
+    calls = len(gate_on.requests_to("/v1/systemone"))
+    assert configured_breaker_state().state == "open"
+
+    second = await write(12, gate=gate_with_breaker())
+    written, done = _spans(second)
+    assert len(gate_on.requests_to("/v1/systemone")) == calls  # not one call
+    assert {c.decision.reason for c in second.candidates} == {UNAVAILABLE}
+    assert done <= written + 0.3
+    assert second.message == CHECKER_UNAVAILABLE_MESSAGE
+    assert second.check_status == CheckStatus.UNVERIFIED
+
+
+async def test_each_attempt_gets_its_own_round_budget(gate_on, settings):
+    # A second attempt is written after the first one's checks ended: its checks must not inherit a spent deadline.
+    settings.VERIFIER_TIMEOUT = 0.5
+    gate_on.script.probabilities = {"DROPME": 0.1}
+    gate_on.writer.make_question = dropping("0.1", "0.2", "0.3", "0.4", "0.5", "0.6")
+    gate_on.script.latency = 0.1
+    gate_on.writer.token_delay = 0.01  # each attempt writes for longer than one call budget
+    outcome = await write(4, gate=gate_with_breaker())
+    assert outcome.progress.attempt == 2
+    assert {c.decision.reason for c in outcome.candidates if c.attempt == 2} <= {""}
+    assert outcome.kind == "full" and set(outcome.marks.values()) == {"passed"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hosts_page_says_the_checker_is_unavailable(gate_on, client, settings):
+    from django.urls import reverse
+
+    from quiz.jobs import generation_job_create, generation_run, generation_snapshot
+
+    breaker = breaker_for(backend="systemone", model_id="jev-1.13.0")
+    for _ in range(breaker.threshold):
+        breaker.record(breaker.allow(), GateFailure("timeout", "no answer"))
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=3, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.UNVERIFIED
+    assert gate_on.requests_to("/v1/systemone") == []
+    assert generation_snapshot(job)["message"] == "The checker is unavailable: this round is unchecked."
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "The checker is unavailable: this round is unchecked." in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog, monkeypatch):
+    from quiz import writer as writer_module
+    from quiz.jobs import generation_job_create, generation_round_questions, generation_run
+    from verifier import services
+
+    # "Once per process": start from a process that has not warned yet.
+    monkeypatch.setattr(writer_module, "_mismatches_warned", set())
+    monkeypatch.setattr(services, "_mismatches_warned", set())
+
+    gate_on.writer.served_model = "qwen2.5-0.5b-instruct"
+    gate_on.script.served_model = "jev-1.14.0"
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            job = generation_job_create(owner_key="k", count=3, topic="Birds")
+            generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    questions = [question for question, _ in generation_round_questions(job=job)]
+    assert {(q.model_id, q.served_model_id) for q in questions} == {(WRITER_MODEL, "qwen2.5-0.5b-instruct")}
+    verdict = Verdict.objects.filter(question=questions[0]).get()
+    assert (verdict.model_id, verdict.requested_model_id) == ("jev-1.14.0", "jev-1.13.0")
+    # Logged once per process, however many rounds see it.
+    writer_warnings = [r for r in caplog.records if "qwen2.5-0.5b-instruct" in r.getMessage()]
+    gate_warnings = [r for r in caplog.records if "served 'jev-1.14.0'" in r.getMessage()]
+    assert len(writer_warnings) == 1 and len(gate_warnings) == 1
+    assert {r.levelno for r in writer_warnings + gate_warnings} == {logging.WARNING}
+
+
+@pytest.mark.django_db
+def test_writing_needs_a_writer_model_id(writer, settings, client):
+    from django.urls import reverse
+
+    settings.QUIZ_WRITER_MODEL = ""
+    with pytest.raises(QuizError, match="QUIZ_WRITER_MODEL"):
+        from quiz.jobs import generation_job_create
+
+        generation_job_create(owner_key="k", count=3, topic="Birds")
+    page = client.get(reverse("quiz:generate_new")).content.decode()
+    assert "No writer model is set" in page and "QUIZ_WRITER_MODEL" in page
+    assert "<form" not in page.split('id="no-model"', 1)[1]

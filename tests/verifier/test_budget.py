@@ -1,15 +1,21 @@
+import asyncio
+
 import pytest
 
 from tests.verifier.helpers import budget_seconds, items, stopwatch
-from verifier.services import Gate
+from verifier.breaker import UNAVAILABLE, configured_breaker_state
+from verifier.services import ROUND_BUDGET, ROUND_GRACE, Gate
 
 LATENCY = 0.1
 SLACK = 0.3
+ROOMY_TIMEOUT = 5.0
 
 
 @pytest.mark.parametrize("concurrency", [1, 3, 4])
 async def test_systemone_calls_in_flight_never_exceed_the_limit(systemone, settings, concurrency):
     settings.VERIFIER_CONCURRENCY = concurrency
+    # A whole round checked at once has one call budget (the round budget): make it room for 20 calls in a row.
+    settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     systemone.script.latency = LATENCY
     gate = Gate.from_settings(threshold=0.6)
     async with gate:
@@ -23,7 +29,8 @@ async def test_systemone_calls_in_flight_never_exceed_the_limit(systemone, setti
     assert bound - 0.02 <= timing["wall"] <= bound + SLACK
 
 
-async def test_llm_calls_in_flight_never_exceed_the_limit(llm):
+async def test_llm_calls_in_flight_never_exceed_the_limit(llm, settings):
+    settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     llm.script.latency = LATENCY
     gate = Gate.from_settings(threshold=0.6)
     async with gate:
@@ -52,11 +59,77 @@ async def test_streamed_questions_share_one_semaphore(systemone, settings):
 
 
 async def test_one_by_one_checks_share_one_semaphore(systemone, settings):
-    import asyncio
-
     settings.VERIFIER_CONCURRENCY = 2
     systemone.script.latency = LATENCY
     async with Gate.from_settings(threshold=0.6) as gate:
         decisions = await asyncio.gather(*(gate.check(question) for question in items(5)))
     assert len(decisions) == 5
     assert systemone.max_in_flight == 2
+
+
+# --- a checker that hangs: the round budget and the breaker ------------------------------------------------------
+
+HANG = 60.0  # far longer than any budget: the fake server answers only when the client gives up
+
+
+async def _hanging_round(count: int) -> tuple[list, float, Gate]:
+    gate = Gate.from_settings(threshold=0.6)
+    async with gate:
+        with stopwatch() as timing:
+            decisions = await gate.check_all(items(count))
+    return decisions, timing["wall"], gate
+
+
+async def test_a_round_checked_at_once_has_one_call_budget_however_long_the_checker_hangs(systemone, settings):
+    settings.VERIFIER_TIMEOUT = 1.0
+    settings.VERIFIER_BREAKER_FAILURES = 1000  # the budget alone
+    systemone.script.latency = HANG
+    decisions, wall, gate = await _hanging_round(18)
+    # 36 calls, 4 at a time: nine call budgets before; one now.
+    assert wall <= 1.0 + ROUND_GRACE + SLACK
+    assert {d.outcome for d in decisions} == {"unverified"}
+    assert [d.reason for d in decisions[2:]] == [ROUND_BUDGET] * 16
+    assert gate.tally.round_budget >= 16
+    # The first four calls time out on their own; the slots they free are cut by the round a moment later.
+    assert len(systemone.requests) == gate.budget.calls <= 8
+
+
+async def test_an_open_breaker_passes_the_next_round_at_once_without_a_call(systemone, settings):
+    settings.VERIFIER_TIMEOUT = 1.0
+    settings.VERIFIER_BREAKER_FAILURES = 4
+    systemone.script.latency = HANG
+    await _hanging_round(18)
+    assert configured_breaker_state().state == "open"
+    systemone.reset_counters()
+    decisions, wall, gate = await _hanging_round(18)
+    assert systemone.requests == []
+    assert gate.budget.calls == 0
+    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", UNAVAILABLE)] * 18
+    assert wall < 0.5
+
+
+async def test_the_breaker_closes_when_the_probe_finds_the_checker_back(systemone, settings):
+    settings.VERIFIER_TIMEOUT = 0.5
+    settings.VERIFIER_BREAKER_FAILURES = 4
+    settings.VERIFIER_BREAKER_COOLDOWN = 1.0
+    systemone.script.latency = HANG
+    await _hanging_round(4)
+    assert configured_breaker_state().state == "open"
+    systemone.script.latency = 0.0  # the checker is back
+    await asyncio.sleep(1.0)
+    assert configured_breaker_state().state == "half-open"
+    systemone.reset_counters()
+    decisions, _, _ = await _hanging_round(1)
+    # One probe goes out; the question's other call is refused while it is out (whichever of its two calls asked
+    # first is the probe: the blind one leaves the question scored on its checks, the checks one leaves it
+    # unverified).
+    assert len(systemone.requests) == 1
+    assert (decisions[0].outcome, decisions[0].reason) in {
+        ("passed", "blind_checker_unavailable"),
+        ("unverified", UNAVAILABLE),
+    }
+    assert configured_breaker_state().state == "closed"
+    systemone.reset_counters()
+    decisions, _, _ = await _hanging_round(3)
+    assert [d.outcome for d in decisions] == ["passed"] * 3
+    assert len(systemone.requests) == 6

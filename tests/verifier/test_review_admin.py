@@ -316,3 +316,75 @@ def test_verdicts_stay_read_only(staff_client, queue):
     verdict = Verdict.objects.first()
     assert staff_client.post(f"/admin/verifier/verdict/{verdict.pk}/delete/", {"post": "yes"}).status_code == 403
     assert Flag.objects.count() == 2
+
+
+# --- the served model and the breaker ----------------------------------------------------------------------------
+
+BREAKER = "/admin/verifier/threshold/breaker/"
+
+
+@pytest.fixture
+def moved():
+    """A question judged by a server that served jev-1.14.0 when jev-1.13.0 was pinned, and written by another
+    model than the pinned writer."""
+    question = question_create(
+        data=QuestionData(text="Capital of Peru?", options=("Lima", "Cusco"), correct_index=0),
+        provenance=Provenance.MODEL,
+        model_id="writer-1",
+        served_model_id="qwen2.5-0.5b-instruct",
+    )
+    moved_decision = GateDecision(
+        key="q",
+        outcome="dropped",
+        score=0.42,
+        threshold=0.6,
+        probabilities={"answer_correct": 0.42},
+        reason="below_threshold",
+        latency_ms=12,
+        backend="systemone",
+        model_id="jev-1.14.0",
+        requested_model_id="jev-1.13.0",
+    )
+    verdict = verdict_record(question_id=question.pk, decision=moved_decision)
+    return question, verdict
+
+
+def test_the_verdict_list_and_page_show_a_model_mismatch(staff_client, moved):
+    _question, verdict = moved
+    listing = staff_client.get("/admin/verifier/verdict/").content.decode()
+    assert "jev-1.14.0 (asked for jev-1.13.0: mismatch)" in listing
+    page = staff_client.get(f"/admin/verifier/verdict/{verdict.pk}/change/").content.decode()
+    assert "Mismatch: asked for jev-1.13.0, the server served jev-1.14.0" in page
+
+
+def test_the_review_queue_shows_a_model_mismatch(staff_client, moved):
+    question, _verdict = moved
+    listing = staff_client.get(QUEUE).content.decode()
+    assert "systemone jev-1.14.0 (asked for jev-1.13.0: mismatch)" in listing
+    page = staff_client.get(f"{QUEUE}{question.pk}/change/").content.decode()
+    assert "jev-1.14.0 (asked for jev-1.13.0: mismatch)" in page
+    assert "0.60 (uncalibrated)" in page
+    assert "the server says qwen2.5-0.5b-instruct wrote it" in page
+
+
+def test_the_breaker_page_shows_its_state(staff_client, settings):
+    from verifier.backends.base import GateFailure
+    from verifier.breaker import breaker_for
+
+    settings.VERIFIER_BACKEND = "systemone"
+    settings.VERIFIER_MODEL = "jev-1.13.0"
+    page = staff_client.get(BREAKER).content.decode()
+    assert 'data-state="closed"' in page and "0 of 5" in page
+    breaker = breaker_for(backend="systemone", model_id="jev-1.13.0")
+    for _ in range(5):
+        breaker.record(breaker.allow(), GateFailure("connection_refused", "refused"))
+    page = staff_client.get(BREAKER).content.decode()
+    assert 'data-state="open"' in page and "5 of 5" in page
+    assert "connection_refused at" in page
+    assert "kept in this process" in page or "shared by every process" in page
+    assert BREAKER in staff_client.get("/admin/verifier/threshold/").content.decode()
+
+
+def test_the_breaker_page_with_the_gate_off(staff_client, settings):
+    settings.VERIFIER_BACKEND = "off"
+    assert "The gate is off" in staff_client.get(BREAKER).content.decode()

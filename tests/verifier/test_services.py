@@ -1,9 +1,11 @@
 import logging
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from quiz.models import Question
 from tests.verifier.helpers import item, items
+from verifier import services
 from verifier.models import Threshold, Verdict
 from verifier.services import Gate, GateDecision, gate_check, threshold_for, verdict_record
 
@@ -116,3 +118,72 @@ def test_verdicts_cannot_be_deleted_from_the_admin(rf, admin_user):
     request.user = admin_user
     assert site._registry[Verdict].has_delete_permission(request) is False
     assert site._registry[Threshold].has_change_permission(request) is True
+
+
+# --- the model the server says it served -------------------------------------------------------------------------
+
+
+def _run_round(count: int = 2) -> list[GateDecision]:
+    gate = Gate.from_settings()  # sync: the stored thresholds are read here, never in the async part
+
+    async def check() -> list[GateDecision]:
+        async with gate:
+            return await gate.check_all(items(count))
+
+    return async_to_sync(check)()
+
+
+@pytest.fixture
+def fresh_mismatch_log(monkeypatch):
+    # "Once per process": a test that looks for the warning needs a process that has not logged it yet.
+    monkeypatch.setattr(services, "_mismatches_warned", set())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_moved_server_is_judged_by_its_own_threshold_and_filed_under_its_own_id(
+    systemone, caplog, fresh_mismatch_log
+):
+    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    Threshold.objects.create(backend="systemone", model_id="jev-1.14.0", value=0.5)
+    systemone.script.served_model = "jev-1.14.0"
+    systemone.script.default_probability = 0.9  # below the pinned model's 0.95, above the served one's 0.5
+    with caplog.at_level(logging.WARNING, logger="verifier"):
+        decisions = _run_round()
+        _run_round()
+    assert [(d.outcome, d.model_id, d.requested_model_id, d.threshold, d.calibrated) for d in decisions] == [
+        ("passed", "jev-1.14.0", "jev-1.13.0", 0.5, True)
+    ] * 2
+    verdict = verdict_record(question_id=_question().pk, decision=decisions[0])
+    verdict.refresh_from_db()
+    assert (verdict.model_id, verdict.requested_model_id, verdict.threshold) == ("jev-1.14.0", "jev-1.13.0", 0.5)
+    assert verdict.model_mismatch
+    mismatches = [r for r in caplog.records if "served 'jev-1.14.0'" in r.getMessage()]
+    assert len(mismatches) == 1 and mismatches[0].levelno == logging.WARNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_served_model_nobody_calibrated_gets_the_default_uncalibrated(systemone, fresh_mismatch_log):
+    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    systemone.script.served_model = "jev-2.0.0"
+    systemone.script.default_probability = 0.9
+    decisions = _run_round(1)
+    assert [(d.outcome, d.model_id, d.threshold, d.calibrated) for d in decisions] == [
+        ("passed", "jev-2.0.0", 0.6, False)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_pinned_model_served_keeps_its_threshold(systemone):
+    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    decisions = _run_round(1)
+    assert [(d.outcome, d.model_id, d.requested_model_id, d.threshold) for d in decisions] == [
+        ("dropped", "jev-1.13.0", "jev-1.13.0", 0.95)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_llm_records_the_chat_completions_model(llm, fresh_mismatch_log):
+    # A local OpenAI-compatible server answers any model name with its own id.
+    llm.script.served_model = "qwen2.5-0.5b-instruct"
+    decisions = _run_round(1)
+    assert (decisions[0].model_id, decisions[0].requested_model_id) == ("qwen2.5-0.5b-instruct", "checker-8b-2025-01")

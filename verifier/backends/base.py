@@ -5,7 +5,7 @@ import json
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -16,10 +16,12 @@ from verifier import policy
 class GateFailure(Exception):
     """The backend gave no usable answer; the question passes as unverified with this reason."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, status: int | None = None) -> None:
         super().__init__(f"{reason}: {message}")
         self.reason = reason
         self.message = message
+        # The HTTP status when the server answered with one (the circuit breaker counts 5xx and 429).
+        self.status = status
 
 
 @dataclass
@@ -41,32 +43,78 @@ class BlindAnswer:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class CallBudget:
-    """One per round: at most `concurrency` calls in flight, each cut at `timeout` seconds whatever it is doing."""
+class CallGuard(Protocol):
+    """Decides whether a call may go out and hears how it ended (the circuit breaker, verifier/breaker.py)."""
 
-    def __init__(self, *, concurrency: int, timeout: float) -> None:
+    async def admit(self) -> Any:
+        """A permit for one call; raises GateFailure when the call may not go out."""
+
+    async def ended(self, permit: Any, failure: GateFailure | None) -> None: ...
+
+    async def abandoned(self, permit: Any) -> None: ...
+
+
+class CallBudget:
+    """One per round: at most `concurrency` calls in flight, each cut at `timeout` seconds whatever it is doing.
+
+    With a `guard`, a call it refuses raises its failure before anything is sent, and every call that went out
+    tells it how it ended. A call cut while `past_deadline()` says the round's budget is spent counts as a
+    timeout; one cancelled for another reason (the host cancelled) counts as nothing.
+    """
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        timeout: float,
+        guard: CallGuard | None = None,
+        past_deadline: Callable[[], bool] | None = None,
+    ) -> None:
         self.timeout = timeout
         self.concurrency = concurrency
+        self.guard = guard
+        self.past_deadline = past_deadline or (lambda: False)
         self._slots = asyncio.Semaphore(concurrency)
         self.calls = 0
+        self.refused = 0
         self.in_flight = 0
         self.max_in_flight = 0
 
     @asynccontextmanager
     async def call(self) -> AsyncIterator[None]:
         async with self._slots:
+            permit = None
+            if self.guard is not None:
+                try:
+                    permit = await self.guard.admit()
+                except GateFailure:
+                    self.refused += 1
+                    raise
             self.calls += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            # How the call ended, for the guard: None when it got an answer; left unset when it was abandoned.
+            ended: list[GateFailure | None] = []
             try:
                 # One deadline for connect, send, headers and the whole body: httpx's own timeouts are per
                 # phase, so a server that trickles a byte at a time would otherwise never be cut.
                 async with asyncio.timeout(self.timeout):
                     yield
+                ended.append(None)
             except TimeoutError as exc:
-                raise GateFailure("timeout", f"no complete answer within {self.timeout:g} s") from exc
+                ended.append(GateFailure("timeout", f"no complete answer within {self.timeout:g} s"))
+                raise ended[0] from exc
+            except GateFailure as exc:
+                ended.append(exc)
+                raise
+            except asyncio.CancelledError:
+                if self.past_deadline():
+                    ended.append(GateFailure("timeout", "no answer within the round's budget"))
+                raise
             finally:
                 self.in_flight -= 1
+                if self.guard is not None:
+                    await (self.guard.ended(permit, ended[0]) if ended else self.guard.abandoned(permit))
 
 
 class Backend(Protocol):
@@ -125,8 +173,8 @@ def status_failure(status: int) -> GateFailure:
     if 300 <= status < 400:
         return GateFailure("redirect", f"HTTP {status}; redirects are not followed")
     if status == 429:
-        return GateFailure("rate_limited", "HTTP 429")
-    return GateFailure("http_status", f"HTTP {status}")
+        return GateFailure("rate_limited", "HTTP 429", status=status)
+    return GateFailure("http_status", f"HTTP {status}", status=status)
 
 
 async def read_capped(chunks: AsyncIterator[bytes], *, cap: int, declared_length: str | None) -> bytes:
@@ -162,6 +210,12 @@ def token_count(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     return None
+
+
+def served_model(payload: Mapping[str, Any]) -> str:
+    """The model id a reply says served it (System One's and chat completions' `model`), or ""."""
+    value = payload.get("model")
+    return value.strip()[:200] if isinstance(value, str) else ""
 
 
 def elapsed_ms(started: float) -> int:

@@ -17,6 +17,7 @@ from verifier.backends.base import (
     GateFailure,
     parse_json_object,
     read_capped,
+    served_model,
     status_failure,
     token_count,
     transport_failure,
@@ -191,6 +192,7 @@ class LlmBackend:
             "mass": mass,
             "input_tokens": token_count(usage.get("prompt_tokens")),
             "output_tokens": token_count(usage.get("completion_tokens")),
+            "served_model": served_model(payload),
         }
 
     def _check_configured(self) -> None:
@@ -210,12 +212,18 @@ class LlmBackend:
                 raise result
         probabilities = {check: result["probability"] for check, result in zip(checks, results, strict=True)}
         masses = {check: round(result["mass"], 6) for check, result in zip(checks, results, strict=True)}
+        served = sorted({result["served_model"] for result in results if result["served_model"]})
+        details: dict[str, Any] = {"yes_no_mass": masses}
+        if served:
+            details["served_model"] = served[0]
+        if len(served) > 1:
+            details["served_models"] = served
         return BackendAnswer(
             probabilities=probabilities,
             input_tokens=_total(result["input_tokens"] for result in results),
             output_tokens=_total(result["output_tokens"] for result in results),
             calls=len(checks),
-            details={"yes_no_mass": masses},
+            details=details,
         )
 
     async def ask_blind(
@@ -225,11 +233,14 @@ class LlmBackend:
         payload = await self._complete(messages=blind_messages(document=document, letters=letters), budget=budget)
         probabilities, mass = letter_probabilities(payload, letters=letters)
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        details: dict[str, Any] = {"letter_mass": round(mass, 6)}
+        if served := served_model(payload):
+            details["served_model"] = served
         return BlindAnswer(
             probabilities=probabilities,
             input_tokens=token_count(usage.get("prompt_tokens")),
             output_tokens=token_count(usage.get("completion_tokens")),
-            details={"letter_mass": round(mass, 6)},
+            details=details,
         )
 
     async def aclose(self) -> None:

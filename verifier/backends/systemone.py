@@ -15,6 +15,7 @@ from verifier.backends.base import (
     checked_probability,
     parse_json_object,
     read_capped,
+    served_model,
     status_failure,
     token_count,
     transport_failure,
@@ -150,7 +151,7 @@ class SystemOneBackend:
             input_tokens=token_count(usage.get("input_tokens")),
             output_tokens=token_count(usage.get("output_tokens")),
             calls=1,
-            details={"served_model": payload["model"]} if isinstance(payload.get("model"), str) else {},
+            details={"served_model": served} if (served := served_model(payload)) else {},
         )
 
     async def ask_blind(
@@ -169,6 +170,8 @@ class SystemOneBackend:
             details["served_choice"] = answer["choice"][:20]
         if policy.is_probability(answer.get("confidence")):
             details["confidence"] = float(answer["confidence"])
+        if served := served_model(payload):
+            details["served_model"] = served
         return BlindAnswer(
             probabilities=probabilities,
             input_tokens=token_count(usage.get("input_tokens")),
