@@ -173,6 +173,9 @@ ROOM_DEFAULT_TIMER = 20
 ROOM_MIN_TIMER = 10
 ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
+# The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
+# with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
+WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection).
 DB_THREADS = env.int("DB_THREADS", default=4)
