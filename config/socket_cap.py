@@ -85,7 +85,9 @@ class RedisSockets:
     """Every process's open sockets per IP, as leases in Redis (see the module's docstring)."""
 
     def __init__(self, url: str):
-        self.client = redis.Redis.from_url(url)
+        # A blocking pool: a burst of connects waits for one of its connections. The default pool raises past 100
+        # connections, and a failing count lets the socket in, so a burst would have walked past the cap.
+        self.client = redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(url, max_connections=50))
         self.acquire_script = self.client.register_script(_ACQUIRE)
         self.renew_script = self.client.register_script(_RENEW)
         self.process = uuid.uuid4().hex[:12]

@@ -104,6 +104,22 @@ async def test_leases_in_redis_are_shared_renewed_and_run_out_when_their_process
     live.renewer.cancel()
 
 
+@needs_redis
+async def test_a_burst_of_connects_from_one_address_gets_exactly_the_cap(settings, caplog):
+    settings.WS_MAX_PER_IP = 10
+    ip = f"192.0.2.{uuid.uuid4().hex[:8]}"
+    counters = [RedisSockets(settings.REDIS_URL), RedisSockets(settings.REDIS_URL)]  # two processes
+    leases = await asyncio.gather(*(counters[n % 2].acquire(ip) for n in range(400)))
+    granted = [lease for lease in leases if lease is not None]
+    assert len(granted) == 10
+    assert all(lease.shared for lease in granted)  # counted in Redis, none let in by a failing count
+    assert "unavailable" not in caplog.text
+    for lease in granted:
+        await counters[int(lease in counters[1].held)].release(lease)
+    for counter in counters:
+        counter.renewer.cancel()
+
+
 @pytest.fixture
 def servers(tmp_path, request):
     env = {"RATELIMIT_KEY_PREFIX": f"rl-{uuid.uuid4().hex[:8]}", **getattr(request, "param", {})}
