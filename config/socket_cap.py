@@ -86,8 +86,9 @@ class RedisSockets:
 
     def __init__(self, url: str):
         # A blocking pool: a burst of connects waits for one of its connections. The default pool raises past 100
-        # connections, and a failing count lets the socket in, so a burst would have walked past the cap.
-        self.client = redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(url, max_connections=50))
+        # connections, and a failing count lets the socket in, so a burst would have walked past the cap. Ten
+        # connections keep up with a 1,000-player reconnect storm (bench/reconnect_storm.py).
+        self.client = redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(url, max_connections=10))
         self.acquire_script = self.client.register_script(_ACQUIRE)
         self.renew_script = self.client.register_script(_RENEW)
         self.process = uuid.uuid4().hex[:12]
