@@ -22,12 +22,13 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
+# config.serve is uvicorn with the server's limits from settings (WS_SERVER_MAX_BYTES).
 # The embedded default: SQLite, in-memory channel layer, Celery tasks in-process, no keys, no Redis.
 run: install
 	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
 	DJANGO_DEBUG=1 $(PY) manage.py load_packs
 	@echo "Quizgate on http://$(HOST):$(PORT)/"
-	DJANGO_DEBUG=1 $(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --log-level warning
+	DJANGO_DEBUG=1 $(PY) -m config.serve --host $(HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
 # worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see README, "Production").
@@ -38,7 +39,7 @@ serve: install
 	$(PY) manage.py collectstatic --noinput -v 0
 	trap 'kill 0' INT TERM EXIT; \
 	$(PY) -m celery -A config worker --loglevel INFO --concurrency $${CELERY_CONCURRENCY:-2} & \
-	$(PY) -m uvicorn config.asgi:application --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --ws-per-message-deflate false --log-level warning & \
+	$(PY) -m config.serve --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --ws-per-message-deflate false --log-level warning & \
 	wait
 
 # Debian's Chromium for the real-browser tests (Playwright cannot download its own browser here).

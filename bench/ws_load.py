@@ -32,6 +32,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
+from config import serve  # noqa: E402
 from lobby.services import room_create  # noqa: E402
 from quiz.models import CheckStatus, Provenance  # noqa: E402
 from quiz.services import question_create, round_create  # noqa: E402
@@ -63,10 +64,18 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+def server_command(app: str) -> list[str]:
+    """Quizgate as `make serve` starts it (config/serve.py: the server's limits from settings); the baseline
+    app under plain uvicorn with the same frame limit."""
+    if app == serve.APP:
+        return [sys.executable, "-m", "config.serve"]
+    return [sys.executable, "-m", "uvicorn", app, "--ws-max-size", str(serve.server_options()["ws_max_size"])]
+
+
 def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, int]:
     port = free_port()
     popen = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+        [*server_command(app), "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
          "--log-level", "warning", "--ws-max-queue", "64", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
     )  # fmt: skip
@@ -292,14 +301,19 @@ def main() -> None:
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db_name], capture_output=True)
     call_command("migrate", verbosity=0)
     analyze()
-    # Every simulated player comes from 127.0.0.1: lift the per-IP join limit meant for real clients.
-    env = server_env(CHANNEL_LAYER=args.layer, GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000")
+    # Every simulated player comes from 127.0.0.1: lift the per-IP join and socket limits meant for real clients.
+    env = server_env(
+        CHANNEL_LAYER=args.layer,
+        GAME_CLOCK_INTERVAL="0.25",
+        RATELIMIT_JOINS_PER_MINUTE="1000000",
+        WS_MAX_PER_IP="1000000",
+    )
     print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
     for n in [int(x) for x in args.rooms.split(",")]:
         subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
         rooms = make_rooms(n, args.questions)
         django.db.connections.close_all()
-        server, port = start_server("config.asgi:application", args.workers, env)
+        server, port = start_server(serve.APP, args.workers, env)
         try:
             result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
         finally:

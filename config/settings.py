@@ -193,6 +193,9 @@ ROOM_DEFAULT_TIMER = 20
 ROOM_MIN_TIMER = 10
 ROOM_MAX_TIMER = 120
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
+# The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
+# with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
+WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection).
 DB_THREADS = env.int("DB_THREADS", default=4)
@@ -204,9 +207,16 @@ DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
 WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
 WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
 WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
-RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=60), 60)
+# Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
+# address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
+WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
+# With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
+WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
+# A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
+RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
-RATELIMIT_KEY_PREFIX = "ratelimit"
+# Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
+RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 

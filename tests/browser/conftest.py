@@ -30,11 +30,14 @@ def live_url(transactional_db):
     import uvicorn
 
     from config.asgi import application
+    from config.serve import server_options
 
     port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets")
-    )
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets",
+        **server_options(),
+    )  # fmt: skip
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

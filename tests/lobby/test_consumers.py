@@ -228,7 +228,9 @@ async def test_websocket_from_a_foreign_origin_is_refused(room):
     connected, _ = await comm.connect()
     assert not connected
     comm = WebsocketCommunicator(
-        full_application, f"/ws/room/{created.room.code}/", headers=[(b"origin", b"http://localhost")]
+        full_application,
+        f"/ws/room/{created.room.code}/",
+        headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")],
     )
     connected, _ = await comm.connect()
     assert connected

@@ -74,10 +74,11 @@ class Proc:
 
 
 def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env: dict | None = None) -> Proc:
+    """The app as `make serve` starts it (config/serve.py), on a free loopback port."""
     port = free_port()
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - lives as long as the process
     popen = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "config.serve", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--log-level", "warning", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

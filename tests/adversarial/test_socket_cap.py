@@ -1,0 +1,221 @@
+"""Open WebSockets per client IP are capped (WS_MAX_PER_IP) on every route, across server processes, so one address
+cannot multiply the per-connection message budget; a venue's whole room still gets in from one address."""
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from config.asgi import application
+from config.socket_cap import RedisSockets
+from tests.support.peer import Peer
+from tests.support.servers import start_asgi
+
+pytestmark = pytest.mark.django_db(transaction=True)
+needs_redis = pytest.mark.skipif(
+    not settings.REDIS_URL, reason="a count shared by several processes needs Redis (set REDIS_URL and DATABASE_URL)"
+)
+
+
+def _socket(path: str = "/ws/room/ABCDEF/", *, ip: str = "198.51.100.9") -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")])
+    comm.scope["client"] = [ip, 50000]
+    return comm
+
+
+async def _pong(comm: WebsocketCommunicator) -> bool:
+    await comm.send_to(text_data='{"type": "ping"}')
+    return json.loads(await comm.receive_from())["type"] == "pong"
+
+
+async def _refused(comm: WebsocketCommunicator) -> bool:
+    """Accepted only to be told why, then closed with 1013 "try again later"."""
+    connected, _ = await comm.connect()
+    assert connected
+    first = await comm.receive_output()
+    if first["type"] != "websocket.send":
+        return False
+    frame = json.loads(first["text"])
+    if frame.get("code") != "too_many_connections":
+        await comm.disconnect()
+        return False
+    assert frame["type"] == "error" and "Too many connections from your network" in frame["message"]
+    closed = await comm.receive_output()
+    assert closed == {"type": "websocket.close", "code": 1013, "reason": "too many connections from this address"}
+    return True
+
+
+async def test_one_process_caps_sockets_per_ip_on_every_route_and_a_closed_one_frees_its_place(settings):
+    settings.REDIS_URL = ""  # this process's own count
+    settings.WS_MAX_PER_IP = 3
+    held = []
+    for _ in range(3):
+        comm = _socket()
+        assert (await comm.connect())[0] and await _pong(comm)
+        held.append(comm)
+    assert await _refused(_socket())
+    # The generation page's socket counts against the same cap.
+    assert await _refused(_socket("/ws/generation/1/?t=x"))
+    # Another address is not affected.
+    other = _socket(ip="198.51.100.10")
+    assert (await other.connect())[0] and await _pong(other)
+    await other.disconnect()
+    await held.pop().disconnect()
+    again = _socket()
+    assert (await again.connect())[0] and await _pong(again)
+    assert await _refused(_socket())
+    for comm in [*held, again]:
+        await comm.disconnect()
+
+
+@needs_redis
+async def test_leases_in_redis_are_shared_renewed_and_run_out_when_their_process_dies(settings):
+    settings.WS_MAX_PER_IP = 4
+    settings.WS_SOCKET_LEASE_SECONDS = 1.0
+    ip = f"192.0.2.{uuid.uuid4().hex[:8]}"  # a key of this test's own
+    live, doomed = RedisSockets(settings.REDIS_URL), RedisSockets(settings.REDIS_URL)
+    mine = [await live.acquire(ip), await live.acquire(ip)]
+    theirs = [await doomed.acquire(ip), await doomed.acquire(ip)]
+    assert all(mine) and all(theirs)
+    assert await live.acquire(ip) is None and await doomed.acquire(ip) is None
+    await live.release(mine.pop())
+    mine.append(await live.acquire(ip))
+    assert mine[-1] is not None
+    # The doomed process stops renewing (killed: no release, no finally); the live one keeps renewing.
+    doomed.renewer.cancel()
+    started = time.monotonic()
+    while await live.acquire(ip) is None:
+        assert time.monotonic() - started < 3, "a dead process's sockets were still counted after 3 leases"
+        await asyncio.sleep(0.1)
+    mine.append(await live.acquire(ip))
+    assert mine[-1] is not None  # both of the dead process's places came back
+    await asyncio.sleep(2.5)  # over two leases: the live sockets still count, renewed
+    assert await live.acquire(ip) is None
+    for lease in mine:
+        await live.release(lease)
+    live.renewer.cancel()
+
+
+@needs_redis
+async def test_a_burst_of_connects_from_one_address_gets_exactly_the_cap(settings, caplog):
+    settings.WS_MAX_PER_IP = 10
+    ip = f"192.0.2.{uuid.uuid4().hex[:8]}"
+    counters = [RedisSockets(settings.REDIS_URL), RedisSockets(settings.REDIS_URL)]  # two processes
+    leases = await asyncio.gather(*(counters[n % 2].acquire(ip) for n in range(400)))
+    granted = [lease for lease in leases if lease is not None]
+    assert len(granted) == 10
+    assert all(lease.shared for lease in granted)  # counted in Redis, none let in by a failing count
+    assert "unavailable" not in caplog.text
+    for lease in granted:
+        await counters[int(lease in counters[1].held)].release(lease)
+    for counter in counters:
+        counter.renewer.cancel()
+
+
+@pytest.fixture
+def servers(tmp_path, request):
+    env = {"RATELIMIT_KEY_PREFIX": f"rl-{uuid.uuid4().hex[:8]}", **getattr(request, "param", {})}
+    procs = [start_asgi(f"asgi-{n}", log_path=tmp_path / f"asgi-{n}.log", env=env) for n in (1, 2)]
+    yield procs
+    for proc in procs:
+        proc.stop()
+
+
+async def _open(server):
+    """A socket on this server from 127.0.0.1; None when the server refused it for the address's cap."""
+    ws = await connect(f"{server.ws_base}/ws/room/ABCDEF/", origin=f"http://127.0.0.1:{server.port}", open_timeout=5)
+    with contextlib.suppress(ConnectionClosed):  # a refusal may already be closing the socket
+        await ws.send('{"type": "ping"}')
+    try:
+        reply = json.loads(await ws.recv())
+    except ConnectionClosed:
+        raise AssertionError("closed without a reason frame") from None
+    if reply["type"] == "pong":
+        return ws
+    assert reply["code"] == "too_many_connections", reply
+    with pytest.raises(ConnectionClosed) as closed:
+        await ws.recv()
+    assert closed.value.rcvd.code == 1013 and closed.value.rcvd.reason == "too many connections from this address"
+    return None
+
+
+async def _open_within(server, seconds: float):
+    deadline = time.monotonic() + seconds
+    while (ws := await _open(server)) is None:
+        assert time.monotonic() < deadline, f"no place came free within {seconds} s"
+        await asyncio.sleep(0.1)
+    return ws
+
+
+@needs_redis
+@pytest.mark.parametrize("servers", [{"WS_MAX_PER_IP": "6"}], indirect=True)
+async def test_the_cap_holds_across_two_processes_and_a_closed_socket_lets_one_more_in(servers):
+    first, second = servers
+    held = [await _open(servers[n % 2]) for n in range(6)]
+    assert all(held)
+    assert await _open(first) is None and await _open(second) is None
+    await held.pop(0).close()  # one on the first process
+    held.append(await _open_within(second, 3))  # frees a place on the other
+    assert await _open(first) is None and await _open(second) is None
+    for ws in held:
+        await ws.close()
+
+
+@needs_redis
+@pytest.mark.parametrize("servers", [{"WS_MAX_PER_IP": "4", "WS_SOCKET_LEASE_SECONDS": "2"}], indirect=True)
+async def test_a_process_killed_outright_frees_its_sockets_within_one_lease(servers):
+    doomed, survivor = servers
+    held = [await _open(doomed) for _ in range(4)]
+    assert all(held) and await _open(survivor) is None
+    doomed.kill()
+    killed = time.monotonic()
+    ws = await _open_within(survivor, 6)
+    assert time.monotonic() - killed < 4.5  # one lease (2 s), and connecting on a busy machine
+    # The others were opened a moment later, so their leases end a moment later.
+    more = [await _open_within(survivor, 1) for _ in range(3)]
+    await asyncio.sleep(5)  # over two leases: the survivor's own sockets are renewed and still count
+    assert await _open(survivor) is None
+    for socket in [ws, *more]:
+        await socket.close()
+
+
+class Phone(Peer):
+    async def open(self) -> "Phone":
+        # Unbounded: a phone that read only some of a whole room's snapshots still hears the close at once.
+        self.ws = await connect(self.url, origin=self.origin, open_timeout=5, max_queue=None)
+        return self
+
+
+@needs_redis
+@pytest.mark.parametrize(
+    ("servers", "room_size"), [({}, 20), ({"ROOM_MAX_PLAYERS": "80"}, 80)], indirect=["servers"], ids=["20", "80"]
+)
+async def test_a_full_room_joins_from_one_address_under_the_default_limits(servers, room_size, make_room):
+    """Every phone of a class behind the school's one address, and the host's, across both processes: the socket
+    cap and the join limit follow ROOM_MAX_PLAYERS (a fixed 60 joins a minute would stop the 80-player room)."""
+    created = await sync_to_async(make_room)()
+    code = created.room.code
+    host = await Phone(servers[0].ws_base, code).open()
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    players = []
+    for n in range(room_size):
+        peer = await Phone(servers[n % 2].ws_base, code).open()
+        await peer.send(type="join", nickname=f"P{n}")
+        reply = await peer.until(lambda m: m["type"] in ("joined", "error"))
+        assert reply["type"] == "joined", (n, reply)
+        players.append(peer)
+    await host.until(lambda m: m["type"] == "state" and len(m["players"]) == room_size, timeout=30)
+    # One more is told the room is full: the room's limit, not the address's.
+    late = await Phone(servers[1].ws_base, code).open()
+    await late.send(type="join", nickname="Late")
+    assert (await late.until(lambda m: m["type"] == "error"))["code"] == "room_full"
+    await asyncio.gather(*(peer.close() for peer in [host, late, *players]))
