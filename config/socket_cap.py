@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import redis.asyncio as redis
 from django.conf import settings
 
-from lobby.ratelimit import client_ip_from_scope
+from core.client_ip import client_ip_from_scope
 
 logger = logging.getLogger(__name__)
 
