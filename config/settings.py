@@ -190,7 +190,7 @@ RATELIMIT_KEY_PREFIX = "ratelimit"
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
-# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: "*-latest" is refused.
+# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: a moving name is refused.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="gpt-4o-mini-2024-07-18")
@@ -201,12 +201,15 @@ QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
+# One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
+# QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.
+QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
 
 # The gate (verifier/): off | systemone | llm. See verifier/conf.py.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
-VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; "*-latest" is refused
+VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
 VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
 VERIFIER_BASE_URL = env("VERIFIER_BASE_URL", default="")
 VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)

@@ -18,6 +18,8 @@ DEFAULTS: dict[str, Any] = {
     "QUIZ_WRITER_TIMEOUT": 60.0,
     # Generous: reasoning models spend tokens thinking before they write.
     "QUIZ_WRITER_MAX_TOKENS": 16384,
+    # One reply's bytes as sent, Server-Sent Events framing included.
+    "QUIZ_WRITER_MAX_REPLY_BYTES": 8 * 1024 * 1024,
     "QUIZ_SOURCE_MAX_CHARS": 50_000,
     "QUIZ_UPLOAD_MAX_BYTES": 5 * 1024 * 1024,
 }
@@ -67,6 +69,7 @@ class WriterConfig:
     max_attempts: int
     timeout: float
     max_tokens: int
+    max_reply_bytes: int = 8 * 1024 * 1024
 
 
 def writer_config() -> WriterConfig:
@@ -77,6 +80,7 @@ def writer_config() -> WriterConfig:
         max_attempts=max(1, int(setting("QUIZ_MAX_ATTEMPTS"))),
         timeout=float(setting("QUIZ_WRITER_TIMEOUT")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
+        max_reply_bytes=int(setting("QUIZ_WRITER_MAX_REPLY_BYTES")),
     )
 
 

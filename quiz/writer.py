@@ -22,6 +22,7 @@ from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, QuizError
 from quiz.models import CheckStatus
 from quiz.validation import MAX_SOURCE, QuestionData, clean_question
+from verifier.backends.replies import ReplyRefused, guarded_http_client
 from verifier.services import Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
@@ -326,6 +327,9 @@ class ModelClient:
             base_url=config.base_url or None,
             max_retries=0,
             timeout=config.timeout,
+            # Never decoded, never longer than the cap: a compressed or endless reply cannot take the
+            # worker's memory, nor hold the event loop past the job's deadline.
+            http_client=guarded_http_client(cap=config.max_reply_bytes, timeout=config.timeout, follow_redirects=True),
         )
 
     async def aclose(self) -> None:
@@ -362,6 +366,8 @@ class ModelClient:
             try:
                 async with asyncio.timeout(remaining):
                     return await self._client.chat.completions.create(**self._request(messages), timeout=remaining)
+            except ReplyRefused as refused:
+                raise self._refused(refused) from refused
             except openai.BadRequestError as error:
                 text = str(error)
                 if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
@@ -402,11 +408,30 @@ class ModelClient:
                     content = getattr(delta, "content", None) if delta is not None else None
                     if content:
                         yield content
+        except ReplyRefused as refused:
+            raise self._refused(refused) from refused
         except (openai.APIError, OSError) as error:
             raise StreamBroken(str(error)[:200]) from error
         finally:
             with contextlib.suppress(Exception):
                 await stream.close()
+
+    def _refused(self, refused: ReplyRefused) -> WriterError:
+        if refused.reason == "encoded_body":
+            return WriterError(
+                f"The model server sent a compressed reply ({refused.message}). "
+                "Check OPENAI_BASE_URL: a proxy in front of the server may be compressing replies."
+            )
+        return WriterError(
+            f"The model's reply went past {_size(self.config.max_reply_bytes)} (QUIZ_WRITER_MAX_REPLY_BYTES) and "
+            "was cut there; the questions completed before that are kept."
+        )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):g} MiB"
+    return f"{count / 1024:g} KiB" if count >= 1024 else f"{count} bytes"
 
 
 def _retry_after(error: BaseException) -> float | None:

@@ -1,0 +1,91 @@
+"""A hostile writer model's reply, compressed or endless, costs neither the job's deadline nor the worker's
+memory, and the questions complete before an over-long reply was cut are kept.
+
+The model runs in a process of its own (tests.fakes.process), so the memory measured is the writer's alone.
+"""
+
+import time
+
+import pytest
+
+from quiz.conf import writer_config
+from quiz.writer import RoundSpec, RoundWriter
+from tests.fakes.fixtures import fault_server  # noqa: F401 - the fixture
+from tests.fakes.process import marker
+from tests.fakes.writer_server import ENDLESS_COMPLETE
+from tests.support.memory import peak_allocation
+from verifier.conf import gate_config
+from verifier.services import Gate
+
+TIMEOUT = 3.0  # QUIZ_WRITER_TIMEOUT here
+SLACK = 1.0
+CAP = 256 * 1024  # QUIZ_WRITER_MAX_REPLY_BYTES here
+# The cap, and the SDK's and the writer's own buffers; every bomb here decodes to 128 MiB, and the endless
+# replies would go on until the deadline (gigabytes over loopback).
+GROWTH_LIMIT = 4 * 1024 * 1024
+
+
+@pytest.fixture
+def writer(settings, fault_server: str) -> str:  # noqa: F811
+    settings.OPENAI_BASE_URL = f"{fault_server}/v1"
+    settings.OPENAI_API_KEY = "test-key"
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
+    settings.QUIZ_WRITER_TIMEOUT = TIMEOUT
+    settings.QUIZ_MAX_ATTEMPTS = 3
+    settings.QUIZ_WRITER_MAX_REPLY_BYTES = CAP
+    settings.VERIFIER_BACKEND = "off"
+    return fault_server
+
+
+async def write(topic: str, count: int = 3):
+    gate = Gate(config=gate_config(), threshold=0.6, calibrated=False)
+    async with gate:
+        return await RoundWriter(spec=RoundSpec(count=count, topic=topic), config=writer_config(), gate=gate).run()
+
+
+async def measured(topic: str):
+    # A clean round first: the server answers, and the SDK's imports and caches are in place before measuring.
+    warm = await write("Birds of Europe")
+    assert warm.kind == "full" and len(warm.played) == 3
+    with peak_allocation() as memory:
+        started = time.monotonic()
+        outcome = await write(topic)
+        wall = time.monotonic() - started
+    assert wall <= TIMEOUT + SLACK
+    assert memory["peak"] < GROWTH_LIMIT, f"the writer grew by {memory['peak'] / 2**20:.1f} MiB"
+    return outcome, wall
+
+
+REFUSED = [
+    ("gzip_gzip_bomb", "The model server sent a compressed reply (Content-Encoding: gzip, gzip;"),
+    ("gzip_bomb", "The model server sent a compressed reply (Content-Encoding: gzip;"),
+    ("deflate_bomb", "The model server sent a compressed reply (Content-Encoding: deflate;"),
+    ("gzip_sse", "The model server sent a compressed reply (Content-Encoding: gzip;"),
+    ("endless_line", "The model's reply went past 256 KiB (QUIZ_WRITER_MAX_REPLY_BYTES)"),
+]
+
+
+@pytest.mark.parametrize(("fault", "message"), REFUSED, ids=[fault for fault, _ in REFUSED])
+async def test_a_hostile_reply_fails_the_job_at_once_with_its_reason(writer, fault, message):
+    outcome, wall = await measured(f"Birds {marker(fault)}")
+    assert outcome.kind == "failed" and not outcome.played
+    assert outcome.message.startswith(message)
+    # Refused from the headers or at the cap, not by waiting out the job's time, and not retried.
+    assert wall < TIMEOUT / 2
+    assert outcome.progress.attempt == 1
+
+
+async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questions(writer):
+    outcome, wall = await measured(f"Birds {marker('endless')}")
+    assert outcome.kind == "short" and len(outcome.played) == ENDLESS_COMPLETE
+    assert "went past 256 KiB (QUIZ_WRITER_MAX_REPLY_BYTES)" in outcome.message
+    assert "questions completed before that are kept" in outcome.message
+    assert wall < TIMEOUT / 2
+
+
+@pytest.mark.parametrize("fault", ["gzip_bomb_500", "endless_500"])
+async def test_a_hostile_error_reply_is_retried_within_the_budget(writer, fault):
+    # An error reply is read for its message only: an encoded body is dropped, a long one cut at 64 KiB.
+    outcome, _wall = await measured(f"Birds {marker(fault)}")
+    assert outcome.kind == "failed"
+    assert outcome.message.startswith("The model server kept failing (500)")
