@@ -5,13 +5,15 @@ from typing import Any
 
 from django.conf import settings
 
+from verifier import conf as gate_conf
+
 DEFAULTS: dict[str, Any] = {
     "OPENAI_BASE_URL": "",
     "OPENAI_API_KEY": "",
     # A dated snapshot: every checker threshold belongs to one model version.
     "QUIZ_WRITER_MODEL": "gpt-4o-mini-2024-07-18",
     "QUIZ_ALLOW_MODEL_ALIAS": False,
-    # Model ids known to move under the same name, beyond those ending in "latest".
+    # Model ids known to move under the same name, beyond those `verifier.conf.is_model_alias` recognises.
     "QUIZ_MODEL_ALIASES": [],
     "QUIZ_MAX_ATTEMPTS": 3,
     "QUIZ_JOB_STALE_SECONDS": 30.0,
@@ -39,9 +41,10 @@ def writer_configured() -> bool:
 
 
 def is_model_alias(model: str) -> bool:
+    """The gate's rule for a moving model name (one rule for both models), plus the ids listed here."""
     name = model.strip().lower()
     listed = {str(alias).strip().lower() for alias in setting("QUIZ_MODEL_ALIASES") or []}
-    return name.endswith("latest") or name in listed
+    return gate_conf.is_model_alias(name) or name in listed
 
 
 def alias_allowed() -> bool:
