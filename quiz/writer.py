@@ -7,6 +7,7 @@ result (sync). Every item goes through `clean_question`; nothing the model wrote
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import math
@@ -43,6 +44,13 @@ MIN_COUNT = 3
 MAX_COUNT = 30
 MAX_TOPIC = 200
 MAX_PROBLEMS = 50
+# A question sits at most this deep in a reply ({"quiz": {"questions": [{...}]}} and a stray brace): deeper
+# objects are never parsed, so a hostile nesting costs neither quadratic parsing nor Python's recursion limit.
+MAX_ITEM_DEPTH = 4
+# The whole-reply fallback reads only this much of a reply that the streaming reader found nothing in, from
+# at most this many opening brackets: a reply of brackets alone must not cost a parse from each one.
+FALLBACK_MAX_CHARS = 256 * 1024
+FALLBACK_MAX_STARTS = 64
 OVER_ASK = 1.5
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
@@ -244,8 +252,14 @@ class ItemExtractor:
                 self._stack.append((char, index))
             elif char in "}]" and self._stack:
                 opener, start = self._stack.pop()
-                if char == "}" and opener == "{" and self._stack and self._stack[-1][0] == "[":
-                    with contextlib.suppress(ValueError):
+                if (
+                    char == "}"
+                    and opener == "{"
+                    and self._stack
+                    and self._stack[-1][0] == "["
+                    and len(self._stack) <= MAX_ITEM_DEPTH
+                ):
+                    with contextlib.suppress(ValueError, RecursionError):
                         value = json.loads(text[start : index + 1])
                         if _looks_like_question(value):
                             found.append(value)
@@ -258,15 +272,15 @@ _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 def parse_reply(text: str) -> list[dict[str, Any]]:
     """The questions of a whole reply, read defensively: code fences, the outermost JSON value, trailing text."""
+    text = text[:FALLBACK_MAX_CHARS]
     candidates = [match.group(1) for match in _FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for candidate in candidates:
-        for index, char in enumerate(candidate):
-            if char not in "{[":
-                continue
+        starts = (index for index, char in enumerate(candidate) if char in "{[")
+        for index in itertools.islice(starts, FALLBACK_MAX_STARTS):
             try:
                 value, _end = decoder.raw_decode(candidate, index)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             questions = _questions_in(value)
             if questions is not None:

@@ -165,7 +165,9 @@ WRITER_FAULTS = (
     "endless_line",
     "gzip_bomb_500",
     "endless_500",
+    "nested",
 )
+NESTING = 5000  # far past Python's recursion limit
 # What an endless reply writes first: the start of a round holding this many complete questions.
 ENDLESS_COMPLETE = 2
 
@@ -192,6 +194,13 @@ def writer_fault(fault: str, body: dict[str, Any], number: int) -> Reply:
         return Reply(chunks=itertools.chain([b"data: "], itertools.repeat(b"x" * 65536)), content_type=sse)
     if fault == "gzip_bomb_500":
         return Reply(status=500, body=bombs.gzip_bomb(), headers={"content-encoding": "gzip"})
+    if fault == "nested":
+        # Two good questions, then one nested deeper than any parser's recursion limit, in one valid reply.
+        complete = ", ".join(json.dumps(good_question(number, i)) for i in (1, 2))
+        deep = '{"question": [' * NESTING + "0" + "]}" * NESTING
+        content = '{"questions": [' + complete + ", " + deep + "]}"
+        pieces = [content[i : i + 4096] for i in range(0, len(content), 4096)]
+        return Reply(chunks=sse_events(base, pieces), content_type=sse)
     if fault == "endless_500":
         return Reply(status=500, chunks=itertools.repeat(b"x" * 65536), content_type="text/plain")
     raise ValueError(f"unknown writer fault {fault!r}")

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from quiz.conf import writer_config
-from quiz.writer import RoundSpec, RoundWriter
+from quiz.writer import ItemExtractor, RoundSpec, RoundWriter, parse_reply
 from tests.fakes.fixtures import fault_server  # noqa: F401 - the fixture
 from tests.fakes.process import marker
-from tests.fakes.writer_server import ENDLESS_COMPLETE
+from tests.fakes.writer_server import ENDLESS_COMPLETE, good_reply
 from tests.support.memory import peak_allocation
 from verifier.conf import gate_config
 from verifier.services import Gate
@@ -89,3 +89,22 @@ async def test_a_hostile_error_reply_is_retried_within_the_budget(writer, fault)
     outcome, _wall = await measured(f"Birds {marker(fault)}")
     assert outcome.kind == "failed"
     assert outcome.message.startswith("The model server kept failing (500)")
+
+
+async def test_a_reply_nested_past_the_recursion_limit_keeps_the_questions_around_it(writer):
+    outcome, wall = await measured(f"Birds {marker('nested')}")
+    # Two from each reply (every prompt carries the topic, so the second is nested too): 3 of 3 in 2 attempts.
+    assert outcome.kind == "full" and len(outcome.played) == 3
+    assert outcome.progress.attempt == 2 and outcome.progress.invalid == 0
+    assert wall < TIMEOUT / 2
+
+
+def test_the_readers_neither_recurse_nor_go_quadratic_on_brackets():
+    started = time.monotonic()
+    extractor = ItemExtractor()
+    assert extractor.feed("[" + '{"question": [' * 5000 + "]}" * 5000 + "]") == []
+    assert parse_reply("[" * 100_000) == []
+    assert parse_reply("[" * 999 + "0," * 100_000) == []
+    assert time.monotonic() - started < 1.0
+    # Still found: a reply wrapped in chatty text with a few stray braces.
+    assert len(parse_reply("Sure {here} you go: " + good_reply(3) + " {enjoy}")) == 3
