@@ -72,7 +72,7 @@ class WriterConfig:
     max_attempts: int
     timeout: float
     max_tokens: int
-    max_reply_bytes: int = 8 * 1024 * 1024
+    max_reply_bytes: int
 
 
 def writer_config() -> WriterConfig:
