@@ -166,6 +166,7 @@ WRITER_FAULTS = (
     "gzip_bomb_500",
     "endless_500",
     "nested",
+    "trickle",
 )
 NESTING = 5000  # far past Python's recursion limit
 # What an endless reply writes first: the start of a round holding this many complete questions.
@@ -201,6 +202,9 @@ def writer_fault(fault: str, body: dict[str, Any], number: int) -> Reply:
         content = '{"questions": [' + complete + ", " + deep + "]}"
         pieces = [content[i : i + 4096] for i in range(0, len(content), 4096)]
         return Reply(chunks=sse_events(base, pieces), content_type=sse)
+    if fault == "trickle":
+        # A good reply, one byte every 50 ms: each read is quick, only the job's deadline can stop it.
+        return Reply(body=b"".join(sse_events(base, [good_reply(3)])), trickle_delay=0.05, content_type=sse)
     if fault == "endless_500":
         return Reply(status=500, chunks=itertools.repeat(b"x" * 65536), content_type="text/plain")
     raise ValueError(f"unknown writer fault {fault!r}")

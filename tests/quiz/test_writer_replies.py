@@ -83,6 +83,13 @@ async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questio
     assert wall < TIMEOUT / 2
 
 
+async def test_a_trickling_reply_is_cut_at_the_jobs_deadline(writer):
+    outcome, wall = await measured(f"Birds {marker('trickle')}")
+    assert outcome.kind == "failed"
+    assert outcome.message == f"The model took longer than {TIMEOUT:g} seconds. Try again."
+    assert wall >= TIMEOUT - 0.1
+
+
 @pytest.mark.parametrize("fault", ["gzip_bomb_500", "endless_500"])
 async def test_a_hostile_error_reply_is_retried_within_the_budget(writer, fault):
     # An error reply is read for its message only: an encoded body is dropped, a long one cut at 64 KiB.
