@@ -4,6 +4,7 @@ memory, and the questions complete before an over-long reply was cut are kept.
 The model runs in a process of its own (tests.fakes.process), so the memory measured is the writer's alone.
 """
 
+import json
 import time
 
 import pytest
@@ -12,7 +13,7 @@ from quiz.conf import writer_config
 from quiz.writer import ItemExtractor, RoundSpec, RoundWriter, parse_reply
 from tests.fakes.fixtures import fault_server  # noqa: F401 - the fixture
 from tests.fakes.process import marker
-from tests.fakes.writer_server import ENDLESS_COMPLETE, good_reply
+from tests.fakes.writer_server import ENDLESS_COMPLETE, good_question, good_reply
 from tests.support.memory import peak_allocation
 from verifier.conf import gate_config
 from verifier.services import Gate
@@ -115,3 +116,24 @@ def test_the_readers_neither_recurse_nor_go_quadratic_on_brackets():
     assert time.monotonic() - started < 1.0
     # Still found: a reply wrapped in chatty text with a few stray braces.
     assert len(parse_reply("Sure {here} you go: " + good_reply(3) + " {enjoy}")) == 3
+
+
+def test_the_streaming_reader_holds_neither_the_reply_nor_its_brackets():
+    extractor = ItemExtractor()
+    with peak_allocation() as memory:
+        for _ in range(25):
+            extractor.feed("[" * 4000)
+        for _ in range(500):
+            extractor.feed(" " * 4000)
+    # 100,000 open brackets and 2 MB of padding: only a few levels and the reply's first 256 KiB are kept.
+    assert memory["peak"] < 1024 * 1024, f"the reader grew by {memory['peak'] / 2**20:.1f} MiB"
+    assert len(extractor.text) == 256 * 1024
+
+
+def test_the_streaming_reader_follows_escapes_across_chunks():
+    question = good_question(0, 1) | {"question": 'Which "quoted" \\ path {braced} [listed] is right?'}
+    reply = json.dumps({"questions": [question, good_question(0, 2)]})
+    assert "\\\\" in reply and '\\"' in reply
+    extractor = ItemExtractor()
+    found = [item for char in reply for item in extractor.feed(char)]
+    assert found == [question, good_question(0, 2)]
