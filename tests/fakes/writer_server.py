@@ -4,7 +4,8 @@ Streamed chat completions (`"stream": true`) are the writer's: they answer with 
 characters per event, optionally slowly. Every other chat completion goes to the checker's handler, so one
 server can play both the writer and an `llm` gate; `/v1/systemone` is there too.
 
-A test scripts the writer through `server.writer`: a queue of `Turn`s (one per request), then `default`.
+A test scripts the writer through `server.writer`: a queue of `Turn`s (one per request), then `default`;
+`server.writer.faults` maps a substring of the prompt to a hostile reply instead (see WRITER_FAULTS).
 """
 
 import gzip
