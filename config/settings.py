@@ -220,7 +220,7 @@ RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
-# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: "*-latest" is refused.
+# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: a moving name is refused.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 # No default: a round is filed under the model that wrote it, so writing needs a pinned id set on purpose.
@@ -232,6 +232,9 @@ QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
+# One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
+# QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.
+QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
 # Starting a model-written round spends the model key (quiz/gen_limits.py): rounds being written at once and
@@ -245,7 +248,7 @@ QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
 # The gate (verifier/): off | systemone | llm. See verifier/conf.py.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
-VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; "*-latest" is refused
+VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
 VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
 VERIFIER_BASE_URL = env("VERIFIER_BASE_URL", default="")
 VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)

@@ -14,9 +14,9 @@ def model_pin_problem() -> str:
         return "QUIZ_WRITER_MODEL is empty: set it to a dated model id." if conf.writer_configured() else ""
     if conf.is_model_alias(model) and not conf.alias_allowed():
         return (
-            f"QUIZ_WRITER_MODEL={model!r} is an alias that can change without notice, and every checker threshold "
-            "belongs to one model version. Set a pinned id (a dated snapshot), or QUIZ_ALLOW_MODEL_ALIAS=1 to "
-            "accept the drift."
+            f"QUIZ_WRITER_MODEL={model!r} is an alias that can change without notice (a name like latest, stable, "
+            "current or default, or one with no version number), and every checker threshold belongs to one "
+            "model version. Set a pinned id (a dated snapshot), or QUIZ_ALLOW_MODEL_ALIAS=1 to accept the drift."
         )
     return ""
 

@@ -5,19 +5,23 @@ from typing import Any
 
 from django.conf import settings
 
+from verifier import conf as gate_conf
+
 DEFAULTS: dict[str, Any] = {
     "OPENAI_BASE_URL": "",
     "OPENAI_API_KEY": "",
     # No default: set a dated snapshot on purpose (every round is filed under the model that wrote it).
     "QUIZ_WRITER_MODEL": "",
     "QUIZ_ALLOW_MODEL_ALIAS": False,
-    # Model ids known to move under the same name, beyond those ending in "latest".
+    # Model ids known to move under the same name, beyond those `verifier.conf.is_model_alias` recognises.
     "QUIZ_MODEL_ALIASES": [],
     "QUIZ_MAX_ATTEMPTS": 3,
     "QUIZ_JOB_STALE_SECONDS": 30.0,
     "QUIZ_WRITER_TIMEOUT": 60.0,
     # Generous: reasoning models spend tokens thinking before they write.
     "QUIZ_WRITER_MAX_TOKENS": 16384,
+    # One reply's bytes as sent, Server-Sent Events framing included.
+    "QUIZ_WRITER_MAX_REPLY_BYTES": 8 * 1024 * 1024,
     "QUIZ_SOURCE_MAX_CHARS": 50_000,
     "QUIZ_UPLOAD_MAX_BYTES": 5 * 1024 * 1024,
 }
@@ -37,9 +41,10 @@ def writer_configured() -> bool:
 
 
 def is_model_alias(model: str) -> bool:
+    """The gate's rule for a moving model name (one rule for both models), plus the ids listed here."""
     name = model.strip().lower()
     listed = {str(alias).strip().lower() for alias in setting("QUIZ_MODEL_ALIASES") or []}
-    return name.endswith("latest") or name in listed
+    return gate_conf.is_model_alias(name) or name in listed
 
 
 def alias_allowed() -> bool:
@@ -67,6 +72,7 @@ class WriterConfig:
     max_attempts: int
     timeout: float
     max_tokens: int
+    max_reply_bytes: int
 
 
 def writer_config() -> WriterConfig:
@@ -77,6 +83,7 @@ def writer_config() -> WriterConfig:
         max_attempts=max(1, int(setting("QUIZ_MAX_ATTEMPTS"))),
         timeout=float(setting("QUIZ_WRITER_TIMEOUT")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
+        max_reply_bytes=int(setting("QUIZ_WRITER_MAX_REPLY_BYTES")),
     )
 
 

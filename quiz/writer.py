@@ -7,6 +7,7 @@ result (sync). Every item goes through `clean_question`; nothing the model wrote
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import math
@@ -22,6 +23,7 @@ from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, QuizError
 from quiz.models import CheckStatus
 from quiz.validation import MAX_SOURCE, QuestionData, clean_question
+from verifier.backends.replies import ReplyRefused, guarded_http_client
 from verifier.breaker import UNAVAILABLE
 from verifier.services import ROUND_BUDGET, Gate, GateDecision, GateItem
 
@@ -43,6 +45,15 @@ MIN_COUNT = 3
 MAX_COUNT = 30
 MAX_TOPIC = 200
 MAX_PROBLEMS = 50
+# A question sits at most this deep in a reply ({"quiz": {"questions": [{...}]}} and a stray brace): deeper
+# objects are never parsed, so a hostile nesting costs neither quadratic parsing nor Python's recursion limit.
+MAX_ITEM_DEPTH = 4
+# Longer than any question clean_question accepts, even JSON-escaped: a longer object is never parsed.
+MAX_ITEM_CHARS = 64 * 1024
+# The whole-reply fallback reads only this much of a reply that the streaming reader found nothing in, from
+# at most this many opening brackets: a reply of brackets alone must not cost a parse from each one.
+FALLBACK_MAX_CHARS = 256 * 1024
+FALLBACK_MAX_STARTS = 64
 OVER_ASK = 1.5
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
@@ -212,47 +223,102 @@ def _looks_like_question(value: Any) -> bool:
     return isinstance(value, dict) and ("options" in value or "question" in value or "text" in value)
 
 
+# Characters that can change the reader's state; everything between them is skipped at C speed.
+_SIGNIFICANT = re.compile(r'["\\{}\[\]]')
+
+
 class ItemExtractor:
     """Finds each complete question object in a streamed JSON reply as soon as its closing brace arrives.
 
     Tolerates code fences and chatty text around the JSON: it tracks strings and brackets, and an object
     counts as a question when it is an element of an array and has question-like keys.
+
+    Linear in the reply and bounded in memory, whatever the reply holds: it keeps the reply's beginning (what
+    the whole-reply fallback reads) and the text of the objects still open, never the whole reply; brackets
+    deeper than MAX_ITEM_DEPTH are only counted; an object longer than MAX_ITEM_CHARS is never parsed.
     """
 
     def __init__(self) -> None:
-        self.text = ""
-        self._position = 0
+        self._head: list[str] = []
+        self._head_length = 0
+        # The reply from `_tail_start` on: enough to parse every object still open.
+        self._tail = ""
+        self._tail_start = 0
+        self._length = 0
         self._stack: list[tuple[str, int]] = []
+        self._deeper = 0
         self._in_string = False
         self._escaped = False
 
+    @property
+    def text(self) -> str:
+        """The reply's first FALLBACK_MAX_CHARS characters (all of any reply a model could mean)."""
+        return "".join(self._head)
+
     def feed(self, chunk: str) -> list[dict[str, Any]]:
-        self.text += chunk
+        base = self._length
+        self._length += len(chunk)
+        if self._head_length < FALLBACK_MAX_CHARS:
+            kept = chunk[: FALLBACK_MAX_CHARS - self._head_length]
+            self._head.append(kept)
+            self._head_length += len(kept)
+        self._tail += chunk
         found: list[dict[str, Any]] = []
-        text = self.text
-        for index in range(self._position, len(text)):
-            char = text[index]
+        position = 0
+        if self._escaped and chunk:
+            self._escaped = False
+            position = 1
+        while (match := _SIGNIFICANT.search(chunk, position)) is not None:
+            offset = match.start()
+            char = chunk[offset]
+            position = offset + 1
             if self._in_string:
-                if self._escaped:
-                    self._escaped = False
-                elif char == "\\":
-                    self._escaped = True
+                if char == "\\":
+                    if position < len(chunk):
+                        position += 1
+                    else:
+                        self._escaped = True
                 elif char == '"':
                     self._in_string = False
-                continue
-            if char == '"':
+            elif char == '"':
                 self._in_string = True
             elif char in "{[":
-                self._stack.append((char, index))
-            elif char in "}]" and self._stack:
-                opener, start = self._stack.pop()
-                if char == "}" and opener == "{" and self._stack and self._stack[-1][0] == "[":
-                    with contextlib.suppress(ValueError):
-                        value = json.loads(text[start : index + 1])
-                        if _looks_like_question(value):
-                            found.append(value)
-        self._position = len(text)
+                if len(self._stack) <= MAX_ITEM_DEPTH:
+                    self._stack.append((char, base + offset))
+                else:
+                    self._deeper += 1
+            elif char in "}]":
+                if self._deeper:
+                    self._deeper -= 1
+                elif self._stack:
+                    item = self._closed(char, end=base + offset + 1)
+                    if item is not None:
+                        found.append(item)
+        self._trim_tail()
         return found
+
+    def _closed(self, char: str, *, end: int) -> dict[str, Any] | None:
+        opener, start = self._stack.pop()
+        if char != "}" or opener != "{" or not self._stack or self._stack[-1][0] != "[":
+            return None
+        if start < self._tail_start:
+            return None  # longer than MAX_ITEM_CHARS: no question is
+        try:
+            value = json.loads(self._tail[start - self._tail_start : end - self._tail_start])
+        except (ValueError, RecursionError):
+            return None
+        return value if _looks_like_question(value) else None
+
+    def _trim_tail(self) -> None:
+        open_items = [
+            start
+            for depth, (opener, start) in enumerate(self._stack)
+            if opener == "{" and depth and self._stack[depth - 1][0] == "["
+        ]
+        keep_from = max(min(open_items, default=self._length), self._length - MAX_ITEM_CHARS)
+        if keep_from > self._tail_start:
+            self._tail = self._tail[keep_from - self._tail_start :]
+            self._tail_start = keep_from
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
@@ -260,15 +326,15 @@ _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 def parse_reply(text: str) -> list[dict[str, Any]]:
     """The questions of a whole reply, read defensively: code fences, the outermost JSON value, trailing text."""
+    text = text[:FALLBACK_MAX_CHARS]
     candidates = [match.group(1) for match in _FENCE.finditer(text)] + [text]
     decoder = json.JSONDecoder()
     for candidate in candidates:
-        for index, char in enumerate(candidate):
-            if char not in "{[":
-                continue
+        starts = (index for index, char in enumerate(candidate) if char in "{[")
+        for index in itertools.islice(starts, FALLBACK_MAX_STARTS):
             try:
                 value, _end = decoder.raw_decode(candidate, index)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             questions = _questions_in(value)
             if questions is not None:
@@ -331,6 +397,9 @@ class ModelClient:
             base_url=config.base_url or None,
             max_retries=0,
             timeout=config.timeout,
+            # Never decoded, never longer than the cap: a compressed or endless reply cannot take the
+            # worker's memory, nor hold the event loop past the job's deadline.
+            http_client=guarded_http_client(cap=config.max_reply_bytes, timeout=config.timeout, follow_redirects=True),
         )
 
     async def aclose(self) -> None:
@@ -367,6 +436,8 @@ class ModelClient:
             try:
                 async with asyncio.timeout(remaining):
                     return await self._client.chat.completions.create(**self._request(messages), timeout=remaining)
+            except ReplyRefused as refused:
+                raise self._refused(refused) from refused
             except openai.BadRequestError as error:
                 text = str(error)
                 if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
@@ -408,11 +479,30 @@ class ModelClient:
                     content = getattr(delta, "content", None) if delta is not None else None
                     if content:
                         yield content
+        except ReplyRefused as refused:
+            raise self._refused(refused) from refused
         except (openai.APIError, OSError) as error:
             raise StreamBroken(str(error)[:200]) from error
         finally:
             with contextlib.suppress(Exception):
                 await stream.close()
+
+    def _refused(self, refused: ReplyRefused) -> WriterError:
+        if refused.reason == "encoded_body":
+            return WriterError(
+                f"The model server sent a compressed reply ({refused.message}). "
+                "Check OPENAI_BASE_URL: a proxy in front of the server may be compressing replies."
+            )
+        return WriterError(
+            f"The model's reply went past {_size(self.config.max_reply_bytes)} (QUIZ_WRITER_MAX_REPLY_BYTES) and "
+            "was cut there; the questions completed before that are kept."
+        )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):g} MiB"
+    return f"{count / 1024:g} KiB" if count >= 1024 else f"{count} bytes"
 
 
 def _retry_after(error: BaseException) -> float | None:

@@ -11,8 +11,10 @@ def model_alias_error() -> str | None:
     model = conf.model_id()
     if backend in ("systemone", "llm") and conf.is_model_alias(model) and not conf.allow_model_alias():
         return (
-            f"VERIFIER_MODEL={model!r} is a moving alias. Pin an exact model version (e.g. 'jev-1.13.0'): "
-            "every threshold belongs to one model version. Set VERIFIER_ALLOW_MODEL_ALIAS=1 to accept it anyway."
+            f"VERIFIER_MODEL={model!r} is a moving alias: a name like latest, stable, current or default, or one "
+            "with no version number, can point at another model any day. Pin an exact model version "
+            "(e.g. 'jev-1.13.0'): every threshold belongs to one model version. "
+            "Set VERIFIER_ALLOW_MODEL_ALIAS=1 to accept it anyway."
         )
     return None
 

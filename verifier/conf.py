@@ -1,5 +1,6 @@
 """The gate's settings, each with its default, read at call time so tests can override them."""
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,6 +169,18 @@ def gate_config() -> GateConfig:
     )
 
 
+# Words that name whichever version a server calls current today ("gpt-4o-latest", "llama3:latest", "jev-stable").
+MOVING_WORDS = frozenset({"latest", "stable", "current", "default"})
+
+
 def is_model_alias(model: str) -> bool:
-    # Every threshold belongs to one model version; a moving alias would move it silently.
-    return model.strip().lower().endswith("latest")
+    """A name that can move to another model: every threshold belongs to one model version, and a moving name
+    would move it silently. Moving: a moving word as a part of the id (split at any non-alphanumeric, so `:latest`
+    tags count too), an id ending in "latest", or an id with no digit at all ("jev", "default"), which cannot
+    name a version. The empty id is not an alias: it is "not configured"."""
+    name = model.strip().lower()
+    if not name:
+        return False
+    if not any(char.isdigit() for char in name):
+        return True
+    return name.endswith("latest") or bool(MOVING_WORDS.intersection(re.split(r"[^a-z0-9]+", name)))

@@ -14,16 +14,19 @@ to blind requests only, `check_faults` to the other requests only; `fault(s)` an
 
 import asyncio
 import contextlib
+import gzip
 import json
 import math
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+
+from tests.fakes import bombs
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SYSTEMONE_REQUEST_SCHEMA = json.loads((SCHEMA_DIR / "system-one-request-v1.schema.json").read_text())
@@ -48,6 +51,13 @@ FAULTS = (
     "trickle",
     "close",
     "no_logprobs",
+    # Compressed replies (each decodes to bombs.BOMB_DECODED_BYTES of zeros, unless named otherwise).
+    "gzip_gzip_bomb",
+    "gzip_bomb",
+    "deflate_bomb",
+    "br_encoded",
+    "gzip_small",
+    "gzip_bomb_500",
 )
 HUGE_BYTES = 2 * 1024 * 1024
 REASONS = {200: "OK", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 422: "Unprocessable"}
@@ -72,8 +82,9 @@ class Reply:
     content_type: str = "application/json"
     # Announce this Content-Length but send only half the body, then close: a truncated reply.
     truncate: bool = False
-    # Send the body with chunked transfer encoding (no Content-Length), `chunk_delay` seconds between chunks.
-    chunks: list[bytes] | None = None
+    # Send the body with chunked transfer encoding (no Content-Length), `chunk_delay` seconds between chunks;
+    # an endless iterator sends until the client goes away.
+    chunks: Iterable[bytes] | None = None
     chunk_delay: float = 0.0
     # Send the body one byte at a time, this many seconds apart.
     trickle_delay: float | None = None
@@ -383,6 +394,20 @@ def _generic_fault(fault: str, good: bytes, script: Script) -> Reply | None:
         return Reply(close_without_reply=True)
     if fault == "trickle":
         return Reply(body=good, trickle_delay=script.trickle_delay)
+    if fault == "gzip_gzip_bomb":
+        return Reply(body=bombs.gzip_bomb(layers=2), headers={"content-encoding": "gzip, gzip"})
+    if fault == "gzip_bomb":
+        return Reply(body=bombs.gzip_bomb(), headers={"content-encoding": "gzip"})
+    if fault == "deflate_bomb":
+        return Reply(body=bombs.deflate_bomb(), headers={"content-encoding": "deflate"})
+    if fault == "br_encoded":
+        # Brotli is not installed here, so the body is just bytes; a client must refuse it from its header.
+        return Reply(body=b"\x1b\xff\xff" * 512, headers={"content-encoding": "br"})
+    if fault == "gzip_small":
+        # A well-formed answer, merely compressed: refused all the same (nothing is ever decoded).
+        return Reply(body=gzip.compress(good), headers={"content-encoding": "gzip"})
+    if fault == "gzip_bomb_500":
+        return Reply(status=500, body=bombs.gzip_bomb(), headers={"content-encoding": "gzip"})
     if fault in ("huge", "huge_chunked"):
         padded = good[:-1] + b', "padding": "' + b"x" * HUGE_BYTES + b'"}'
         if fault == "huge":

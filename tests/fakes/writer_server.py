@@ -4,9 +4,12 @@ Streamed chat completions (`"stream": true`) are the writer's: they answer with 
 characters per event, optionally slowly. Every other chat completion goes to the checker's handler, so one
 server can play both the writer and an `llm` gate; `/v1/systemone` is there too.
 
-A test scripts the writer through `server.writer`: a queue of `Turn`s (one per request), then `default`.
+A test scripts the writer through `server.writer`: a queue of `Turn`s (one per request), then `default`;
+`server.writer.faults` maps a substring of the prompt to a hostile reply instead (see WRITER_FAULTS).
 """
 
+import gzip
+import itertools
 import json
 import re
 import time
@@ -16,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes import bombs
 from tests.fakes.model_server import ModelServer, Reply, Request, chat_completions_handler
 
 __all__ = ["Turn", "WriterScript", "WriterServer", "good_question", "writer_server"]
@@ -61,6 +65,11 @@ class WriterScript:
     # The model id the stream's chunks say wrote it; None echoes the one asked for (a local server answers any
     # name with its own id).
     served_model: str | None = None
+    # A substring of the user prompt -> a hostile reply from WRITER_FAULTS (compressed, endless, ...).
+    faults: dict[str, str] = field(default_factory=dict)
+
+    def fault_for(self, prompt: str) -> str | None:
+        return next((fault for needle, fault in self.faults.items() if needle in prompt), None)
 
     def next_turn(self) -> Turn:
         return self.turns.pop(0) if self.turns else self.default
@@ -111,11 +120,14 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     response_format = body.get("response_format") or {}
     if script.reject_schema and response_format.get("type") in ("json_schema", "json_object"):
         return _error(400, "response_format json_schema is not supported by this server")
+    prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    fault = script.fault_for(prompt)
+    if fault is not None:
+        return writer_fault(fault, body, number)
     turn = script.next_turn()
     if turn.status != 200:
         headers = {"retry-after": turn.retry_after} if turn.status == 429 and turn.retry_after else {}
         return _error(turn.status, turn.error_message, headers)
-    prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     grounded = "<<<SOURCE" in prompt
     if turn.content is not None:
         content = turn.content
@@ -131,15 +143,75 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     base = {"id": f"chatcmpl-writer-{number}", "object": "chat.completion.chunk", "created": created}
     base["model"] = script.served_model or body["model"]
     step = max(1, script.chars_per_token)
-    chunks = [_sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})]
-    chunks += [
-        _sse({**base, "choices": [{"index": 0, "delta": {"content": content[i : i + step]}, "finish_reason": None}]})
-        for i in range(0, len(content), step)
-    ]
-    chunks.append(_sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
-    chunks.append(b"data: [DONE]\n\n")
+    chunks = sse_events(base, [content[i : i + step] for i in range(0, len(content), step)])
     delay = script.token_delay if turn.token_delay is None else turn.token_delay
     return Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")
+
+
+def _delta(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> bytes:
+    return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def sse_events(base: dict[str, Any], pieces: list[str]) -> list[bytes]:
+    """A whole streamed completion: the role, one event per piece of content, the stop, [DONE]."""
+    events = [_delta(base, {"role": "assistant"})]
+    events += [_delta(base, {"content": piece}) for piece in pieces]
+    events += [_delta(base, {}, "stop"), b"data: [DONE]\n\n"]
+    return events
+
+
+WRITER_FAULTS = (
+    "gzip_gzip_bomb",
+    "gzip_bomb",
+    "deflate_bomb",
+    "gzip_sse",
+    "endless",
+    "endless_line",
+    "gzip_bomb_500",
+    "endless_500",
+    "nested",
+    "trickle",
+)
+NESTING = 5000  # far past Python's recursion limit
+# What an endless reply writes first: the start of a round holding this many complete questions.
+ENDLESS_COMPLETE = 2
+
+
+def writer_fault(fault: str, body: dict[str, Any], number: int) -> Reply:
+    base = {"id": f"chatcmpl-writer-{number}", "object": "chat.completion.chunk", "created": int(time.time())}
+    base["model"] = body["model"]
+    sse = "text/event-stream"
+    if fault == "gzip_gzip_bomb":
+        return Reply(body=bombs.gzip_bomb(layers=2), headers={"content-encoding": "gzip, gzip"}, content_type=sse)
+    if fault == "gzip_bomb":
+        return Reply(body=bombs.gzip_bomb(), headers={"content-encoding": "gzip"}, content_type=sse)
+    if fault == "deflate_bomb":
+        return Reply(body=bombs.deflate_bomb(), headers={"content-encoding": "deflate"}, content_type=sse)
+    if fault == "gzip_sse":
+        whole = b"".join(sse_events(base, [good_reply(3)]))
+        return Reply(body=gzip.compress(whole), headers={"content-encoding": "gzip"}, content_type=sse)
+    if fault == "endless":
+        opening = '{"questions": [' + ", ".join(json.dumps(good_question(number, i)) for i in (1, 2)) + ", "
+        filler = _delta(base, {"content": " " * 4000})
+        events = itertools.chain([_delta(base, {"content": opening})], itertools.repeat(filler))
+        return Reply(chunks=events, content_type=sse)
+    if fault == "endless_line":
+        return Reply(chunks=itertools.chain([b"data: "], itertools.repeat(b"x" * 65536)), content_type=sse)
+    if fault == "gzip_bomb_500":
+        return Reply(status=500, body=bombs.gzip_bomb(), headers={"content-encoding": "gzip"})
+    if fault == "nested":
+        # Two good questions, then one nested deeper than any parser's recursion limit, in one valid reply.
+        complete = ", ".join(json.dumps(good_question(number, i)) for i in (1, 2))
+        deep = '{"question": [' * NESTING + "0" + "]}" * NESTING
+        content = '{"questions": [' + complete + ", " + deep + "]}"
+        pieces = [content[i : i + 4096] for i in range(0, len(content), 4096)]
+        return Reply(chunks=sse_events(base, pieces), content_type=sse)
+    if fault == "trickle":
+        # A good reply, one byte every 50 ms: each read is quick, only the job's deadline can stop it.
+        return Reply(body=b"".join(sse_events(base, [good_reply(3)])), trickle_delay=0.05, content_type=sse)
+    if fault == "endless_500":
+        return Reply(status=500, chunks=itertools.repeat(b"x" * 65536), content_type="text/plain")
+    raise ValueError(f"unknown writer fault {fault!r}")
 
 
 def good_reply(count: int, *, start: int = 1) -> str:

@@ -22,6 +22,7 @@ from verifier.backends.base import (
     token_count,
     transport_failure,
 )
+from verifier.backends.replies import ReplyRefused, guarded_http_client
 from verifier.conf import GateConfig
 from verifier.prompts import BLIND_INSTRUCTIONS, CHECKS, render_document
 
@@ -149,7 +150,8 @@ class LlmBackend:
                 base_url=config.base_url or None,
                 max_retries=0,
                 timeout=config.timeout,
-                http_client=openai.DefaultAsyncHttpxClient(
+                http_client=guarded_http_client(
+                    cap=config.max_body_bytes,
                     follow_redirects=False,
                     timeout=config.timeout,
                     limits=httpx2.Limits(
@@ -172,11 +174,14 @@ class LlmBackend:
                     top_logprobs=TOP_LOGPROBS,
                 ) as response:
                     reading_body = True
+                    # Raw bytes: the client refused any encoded reply, so there is nothing to decode.
                     raw = await read_capped(
-                        response.iter_bytes(),
+                        response.http_response.aiter_raw(),
                         cap=self.config.max_body_bytes,
                         declared_length=response.headers.get("content-length"),
                     )
+            except ReplyRefused as exc:
+                raise GateFailure(exc.reason, exc.message) from exc
             except openai.APIStatusError as exc:
                 raise status_failure(exc.status_code) from exc
             except (openai.APIError, httpx2.HTTPError) as exc:

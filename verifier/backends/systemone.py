@@ -20,6 +20,7 @@ from verifier.backends.base import (
     token_count,
     transport_failure,
 )
+from verifier.backends.replies import IDENTITY, ReplyRefused, refuse_encoded
 from verifier.conf import GateConfig
 from verifier.prompts import BLIND_INSTRUCTIONS, CHECKS
 
@@ -119,7 +120,11 @@ class SystemOneBackend:
 
     async def _post(self, body: dict[str, Any], budget: CallBudget) -> dict[str, Any]:
         config = self.config
-        headers = {"Authorization": f"Bearer {config.api_key}", "Accept": "application/json"}
+        headers = {
+            "Authorization": f"Bearer {config.api_key}",
+            "Accept": "application/json",
+            "Accept-Encoding": IDENTITY,
+        }
         reading_body = False
         async with budget.call():
             try:
@@ -128,12 +133,16 @@ class SystemOneBackend:
                 ) as response:
                     if not 200 <= response.status_code < 300:
                         raise status_failure(response.status_code)
+                    # Raw bytes only: httpx would decode each read in one blocking step, before it is counted.
+                    refuse_encoded(response.headers)
                     reading_body = True
                     raw = await read_capped(
-                        response.aiter_bytes(),
+                        response.aiter_raw(),
                         cap=config.max_body_bytes,
                         declared_length=response.headers.get("content-length"),
                     )
+            except ReplyRefused as exc:
+                raise GateFailure(exc.reason, exc.message) from exc
             except httpx.HTTPError as exc:
                 raise transport_failure(exc, reading_body=reading_body) from exc
         return parse_json_object(raw)

@@ -1,0 +1,38 @@
+import pytest
+
+from quiz.checks import check_writer_model
+from quiz.exceptions import QuizError
+from tests.support.model_ids import MOVING, PINNED
+
+
+@pytest.fixture
+def writer_configured(settings):
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.QUIZ_ALLOW_MODEL_ALIAS = False
+    settings.QUIZ_MODEL_ALIASES = []
+
+
+@pytest.mark.parametrize("model", MOVING)
+def test_a_moving_writer_model_is_refused(writer_configured, settings, model):
+    settings.QUIZ_WRITER_MODEL = model
+    errors = check_writer_model()
+    assert [error.id for error in errors] == ["quiz.E001"]
+    assert "QUIZ_ALLOW_MODEL_ALIAS=1" in errors[0].msg
+    settings.QUIZ_ALLOW_MODEL_ALIAS = True
+    assert check_writer_model() == []
+
+
+@pytest.mark.parametrize("model", PINNED)
+def test_a_pinned_writer_model_is_accepted(writer_configured, settings, model):
+    settings.QUIZ_WRITER_MODEL = model
+    assert check_writer_model() == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", ["jev-stable", "llama3:latest", "default"])
+def test_a_moving_writer_model_refuses_to_start_a_job(writer_configured, settings, model):
+    from quiz.jobs import generation_job_create
+
+    settings.QUIZ_WRITER_MODEL = model
+    with pytest.raises(QuizError, match="alias that can change without notice"):
+        generation_job_create(owner_key="k", count=5, topic="Cats")
