@@ -1,68 +1,55 @@
-// Live progress of a generation job: a WebSocket first, polling the status URL if it cannot connect.
-// When the job finishes the page reloads, and the server renders the round.
-(function () {
-  "use strict";
-  var root = document.getElementById("generation");
-  if (!root) return;
-  var jobId = root.dataset.jobId;
-  var revision = parseInt(root.dataset.revision || "0", 10);
-  var labels = { queued: "Queued", running: "Writing", done: "Done", failed: "Failed", cancelled: "Cancelled" };
-  var finished = false;
-  var pollTimer = null;
-  var failures = 0;
+// Live progress of a generation job over the shared live socket; while the socket is down, the page asks the
+// status URL instead (a proxy without WebSocket support, a restarting server). When the job finishes the page
+// reloads, and the server renders the round.
 
-  function setField(name, value) {
-    root.querySelectorAll('[data-field="' + name + '"]').forEach(function (el) { el.textContent = value; });
+import { LiveSocket } from "./live.js";
+
+const root = document.getElementById("generation");
+const labels = { queued: "Queued", running: "Writing", done: "Done", failed: "Failed", cancelled: "Cancelled" };
+const COUNTS = ["written", "asked", "checked", "dropped", "invalid", "attempt"];
+
+function setField(name, value) {
+  for (const node of root.querySelectorAll(`[data-field="${name}"]`)) node.textContent = value;
+}
+
+function show(job) {
+  for (const name of COUNTS) setField(name, job[name]);
+  setField("status_label", labels[job.status] || job.status);
+  for (const node of root.querySelectorAll('[data-show="gated"]')) node.hidden = !job.gated;
+  const message = root.querySelector('[data-field="message"]');
+  if (message) {
+    message.textContent = job.message || "";
+    message.hidden = !job.message;
   }
-
-  function show(job) {
-    if (!job || job.revision < revision) return; // an older snapshot than the one shown
-    revision = job.revision;
-    ["written", "asked", "checked", "dropped", "invalid", "attempt"].forEach(function (name) {
-      setField(name, job[name]);
-    });
-    setField("status_label", labels[job.status] || job.status);
-    root.querySelectorAll('[data-show="gated"]').forEach(function (el) { el.hidden = !job.gated; });
-    var message = root.querySelector('[data-field="message"]');
-    if (message) { message.textContent = job.message || ""; message.hidden = !job.message; }
-    if (job.finished && !finished) {
-      finished = true;
-      window.location.reload();
-    }
+  if (job.finished) {
+    live.stop();
+    window.location.reload();
   }
+}
 
-  function poll() {
-    fetch(root.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
-      .then(function (response) { return response.json(); })
-      .then(function (data) { show(data.job); })
-      .catch(function () {})
-      .finally(function () { if (!finished) pollTimer = setTimeout(poll, 1500); });
+async function fetchProgress(socket) {
+  try {
+    const response = await fetch(root.dataset.statusUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (response.ok) socket.deliver(await response.json());
+  } catch {
+    // Offline as well: the next sync, or the socket, catches up.
   }
+}
 
-  function connect() {
-    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    var url = scheme + window.location.host + "/ws/generation/" + jobId + "/?t=" + encodeURIComponent(root.dataset.token);
-    var socket;
-    try { socket = new WebSocket(url); } catch (e) { poll(); return; }
-    var opened = false;
-    socket.onopen = function () { opened = true; failures = 0; setField("connection", ""); };
-    socket.onmessage = function (event) {
-      var data = JSON.parse(event.data);
-      if (data.type === "progress") show(data.job);
-      else if (data.type === "error") setField("connection", data.message);
-    };
-    socket.onclose = function () {
-      if (finished) return;
-      failures += 1;
-      if (!opened && failures >= 2) {
-        // No WebSocket here (a proxy, or the route is not wired): fall back to polling.
-        poll();
-        return;
-      }
-      setField("connection", "Reconnecting…");
-      setTimeout(connect, Math.min(1000 * failures, 5000));
-    };
-  }
+// A refusal (too many connections) comes as an error frame just before the socket closes: it stays in sight
+// while the page reconnects.
+let lastError = "";
 
-  connect();
-})();
+const live = new LiveSocket(`/ws/generation/${root.dataset.jobId}/?t=${encodeURIComponent(root.dataset.token)}`, {
+  seq: Number(root.dataset.revision || "0"),
+  sequenceOf: (message) => (message.type === "progress" ? message.job?.revision : undefined),
+  onMessage: (message) => message.type === "progress" && show(message.job),
+  onOpen: () => (lastError = ""),
+  onError: (message) => setField("connection", (lastError = message.message)),
+  onStatus: (text) => setField("connection", text && lastError ? `${lastError} ${text}` : text),
+  lostText: "Reconnecting…",
+  // The page only listens (cancelling is a form post): catching up is a read of the status URL.
+  sync: fetchProgress,
+  syncEveryMs: 10000,
+  syncOfflineEveryMs: 1500,
+});

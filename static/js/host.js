@@ -1,4 +1,5 @@
-import { $, Countdown, RoomSocket, el, optionContent, progressText, renderBoard, showPhase } from "./room.js";
+import { Countdown, optionContent, progressText, renderBoard, roomSocket } from "./room.js";
+import { $, el, phaseRenderer, plural, showError } from "./ui.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -7,22 +8,15 @@ const countdown = new Countdown($("timer"), $("timer-live"));
 countdown.onExpired = () => socket.sync();
 let state = null;
 
-const socket = new RoomSocket(code, {
+const socket = roomSocket(code, {
   onOpen: () => socket.send({ type: "host", token }),
   onStatus: (text) => ($("conn-status").textContent = text),
   onMessage: (message) => {
     if (message.type === "state") render(message);
     else if (message.type === "answers") updateAnswered(message);
-    else if (message.type === "error") showError(message.message);
   },
+  onError: (message) => showError($("host-error"), message.message, { hideAfterMs: 5000 }),
 });
-
-function showError(text) {
-  const box = $("host-error");
-  box.textContent = text;
-  box.hidden = false;
-  setTimeout(() => (box.hidden = true), 5000);
-}
 
 function act(type) {
   // Sending where we think the game is makes a double click a no-op instead of a double advance.
@@ -45,18 +39,18 @@ $("void-btn").addEventListener("click", (event) => {
 });
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 
+const renderPhase = phaseRenderer({
+  lobby: renderLobby,
+  question: renderQuestion,
+  reveal: renderReveal,
+  leaderboard: renderLeaderboard,
+  finished: renderFinished,
+});
+
 function render(next) {
   state = next;
-  showPhase(state.phase);
   if (state.phase !== "question") countdown.stop();
-  if (state.phase === "lobby") renderLobby();
-  if (state.phase === "question") renderQuestion();
-  if (state.phase === "reveal") renderReveal();
-  if (state.phase === "leaderboard") {
-    renderBoard($("leaderboard"), state.players);
-    $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
-  }
-  if (state.phase === "finished") renderFinished();
+  renderPhase(state);
 }
 
 function updateAnswered(message) {
@@ -65,11 +59,11 @@ function updateAnswered(message) {
   $("answered-count").textContent = String(state.answered_count);
 }
 
-function renderLobby() {
+function renderLobby(state) {
   const n = state.players.length;
-  $("player-count").textContent = n === 0 ? "No players yet" : `${n} player${n === 1 ? "" : "s"}`;
+  $("player-count").textContent = n === 0 ? "No players yet" : plural(n, "player");
   $("lock-room").checked = state.locked;
-  $("start-btn").disabled = state.players.length === 0;
+  $("start-btn").disabled = n === 0;
   $("player-list").replaceChildren(
     ...state.players.map((p) => {
       const item = el("li");
@@ -81,7 +75,7 @@ function renderLobby() {
   );
 }
 
-function renderQuestion() {
+function renderQuestion(state) {
   const q = state.question;
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
@@ -91,7 +85,7 @@ function renderQuestion() {
   countdown.start(state.remaining_ms);
 }
 
-function renderReveal() {
+function renderReveal(state) {
   const q = state.question;
   const reveal = state.reveal;
   const total = reveal.distribution.reduce((a, b) => a + b, 0) || 1;
@@ -122,7 +116,12 @@ function renderReveal() {
   if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = "Void this question";
 }
 
-function renderFinished() {
+function renderLeaderboard(state) {
+  renderBoard($("leaderboard"), state.players);
+  $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
+}
+
+function renderFinished(state) {
   const top = [...state.players].sort((a, b) => a.rank - b.rank);
   $("podium").replaceChildren(
     ...top.slice(0, 3).map((p) => {

@@ -1,15 +1,16 @@
-import { $, Countdown, LETTERS, RoomSocket, el, optionContent, progressText, showPhase } from "./room.js";
+import { Countdown, LETTERS, optionContent, progressText, roomSocket } from "./room.js";
+import { $, el, hideError, phaseRenderer, plural, showError, showPhase } from "./ui.js";
 
 const root = $("player");
 const code = root.dataset.code;
 const storageKey = `quizgate.player.${code}`;
+const errorBox = $("player-error");
 const countdown = new Countdown($("timer"), $("timer-live"));
 countdown.onExpired = () => socket.sync();
 let state = null;
-let me = null;
-let reportedFor = new Set();
+const reportedFor = new Set();
 
-const socket = new RoomSocket(code, {
+const socket = roomSocket(code, {
   onOpen: () => {
     const token = localStorage.getItem(storageKey);
     if (token) socket.send({ type: "resume", token });
@@ -17,16 +18,16 @@ const socket = new RoomSocket(code, {
   },
   onStatus: (text) => ($("conn-status").textContent = text),
   onMessage: handle,
+  onError: handleError,
 });
 
 function handle(message) {
   switch (message.type) {
     case "joined":
       localStorage.setItem(storageKey, message.token);
-      me = message.player;
-      $("me").textContent = me.nickname;
+      $("me").textContent = message.player.nickname;
       $("me").hidden = false;
-      hideError();
+      hideError(errorBox);
       break;
     case "state":
       render(message);
@@ -39,9 +40,6 @@ function handle(message) {
       reportedFor.add(message.question);
       $("report-form").hidden = true;
       $("report-done").hidden = false;
-      break;
-    case "error":
-      handleError(message);
       break;
   }
 }
@@ -58,24 +56,14 @@ function handleError(message) {
     }
     showPhase("join");
   }
-  showError(message.message);
-}
-
-function showError(text) {
-  const box = $("player-error");
-  box.textContent = text;
-  box.hidden = false;
-}
-
-function hideError() {
-  $("player-error").hidden = true;
+  showError(errorBox, message.message);
 }
 
 $("join-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const nickname = $("nickname").value.trim();
-  if (!nickname) return showError("Choose a nickname of 1 to 20 characters.");
-  if (!socket.send({ type: "join", nickname })) showError("Not connected yet — try again in a moment.");
+  if (!nickname) return showError(errorBox, "Choose a nickname of 1 to 20 characters.");
+  if (!socket.send({ type: "join", nickname })) showError(errorBox, "Not connected yet — try again in a moment.");
 });
 
 $("report-form").addEventListener("submit", (event) => {
@@ -83,6 +71,7 @@ $("report-form").addEventListener("submit", (event) => {
   socket.send({ type: "report", question: state.question_index, text: $("report-text").value });
 });
 
+// Keys 1 to 6 answer, as the options are numbered on the host's screen.
 document.addEventListener("keydown", (event) => {
   if (!state || state.phase !== "question" || state.you?.answered) return;
   const index = Number(event.key) - 1;
@@ -95,27 +84,33 @@ function answer(index) {
   }
 }
 
-function render(next) {
-  const previousIndex = state?.question_index;
-  state = next;
-  hideError();
-  if (state.phase !== "question") countdown.stop();
-  showPhase(state.phase);
-  if (state.phase === "lobby") $("lobby-count").textContent = `${state.players.length} player${state.players.length === 1 ? "" : "s"} in the game.`;
-  if (state.phase === "question") renderQuestion(previousIndex !== state.question_index);
-  if (state.phase === "reveal") renderReveal();
-  if (state.phase === "leaderboard") renderStanding($("lb-rank"), $("lb-score"));
-  if (state.phase === "finished") {
+const renderPhase = phaseRenderer({
+  lobby: (state) => ($("lobby-count").textContent = `${plural(state.players.length, "player")} in the game.`),
+  question: renderQuestion,
+  reveal: renderReveal,
+  leaderboard: (state) => {
+    $("lb-rank").textContent = `You are #${state.you.rank} of ${state.players.length}`;
+    $("lb-score").textContent = `${state.you.score} points`;
+  },
+  finished: (state) => {
     const you = state.you;
     $("final-rank").textContent = `You finished #${you.rank} of ${state.players.length} with ${you.score} points.`;
-  }
+  },
+});
+
+function render(next) {
+  state = next;
+  hideError(errorBox);
+  if (state.phase !== "question") countdown.stop();
+  renderPhase(state);
 }
 
-function renderQuestion(isNew) {
+function renderQuestion(state, previous) {
   const q = state.question;
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
-  if (isNew || !$("q-options").children.length) {
+  // The same question again (a sync, a reconnect) keeps its buttons, their focus and the running countdown.
+  if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
     $("q-options").replaceChildren(
       ...q.options.map((text, i) => {
         const button = optionContent(el("button", { className: "option", attrs: { type: "button" } }), i, text);
@@ -132,13 +127,13 @@ function renderLockedIn() {
   const answered = state?.you?.answered;
   for (const button of $("q-options").querySelectorAll("button")) {
     button.disabled = Boolean(answered);
-    button.classList.toggle("chosen", answered && Number(button.className.match(/opt-(\d)/)[1]) === state.you.option);
+    button.classList.toggle("chosen", Boolean(answered) && Number(button.dataset.index) === state.you.option);
   }
   $("locked-in").hidden = !answered;
   if (answered) $("locked-in").textContent = `Answer ${LETTERS[state.you.option]} locked in. Waiting for the others…`;
 }
 
-function renderReveal() {
+function renderReveal(state) {
   const reveal = state.reveal;
   const mine = reveal.results[String(state.you.id)];
   const verdict = $("verdict");
@@ -162,10 +157,4 @@ function renderReveal() {
   $("report-form").hidden = reported;
   $("report-done").hidden = !reported;
   if (!reported) $("report-text").value = "";
-}
-
-function renderStanding(rankNode, scoreNode) {
-  const you = state.you;
-  rankNode.textContent = `You are #${you.rank} of ${state.players.length}`;
-  scoreNode.textContent = `${you.score} points`;
 }

@@ -1,100 +1,37 @@
-// Shared by the host and player pages: one WebSocket that reconnects with backoff, and the small
-// helpers both screens use. All text from the server is put on the page with textContent, never as HTML.
+// The game's pieces shared by the host and player screens: the room's live socket, an option's colour,
+// shape and letter, the countdown, the leaderboard.
+
+import { LiveSocket } from "./live.js";
+import { el } from "./ui.js";
 
 export const SHAPES = ["▲", "◆", "●", "■", "★", "⬟"];
 export const LETTERS = "ABCDEF";
-const SYNC_INTERVAL_MS = 10000;
+const SYNC_EVERY_MS = 10000;
 
-export class RoomSocket {
-  constructor(code, { onOpen, onMessage, onStatus }) {
-    this.url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/room/${code}/`;
-    this.onOpen = onOpen;
-    this.onMessage = onMessage;
-    this.onStatus = onStatus;
-    this.attempt = 0;
-    this.seq = -1;
-    this.connect();
-  }
-
-  connect() {
-    this.ws = new WebSocket(this.url);
-    this.ws.addEventListener("open", () => {
-      this.attempt = 0;
-      this.onStatus("");
-      this.onOpen();
-    });
-    // Now and then, and whenever a countdown runs out, ask whether the room moved on without us: an event
-    // can be lost (a full channel, a restarted Redis) and the next snapshot must not wait for the next event.
-    clearInterval(this.syncTimer);
-    this.syncTimer = setInterval(() => this.sync(), SYNC_INTERVAL_MS);
-    this.ws.addEventListener("message", (event) => {
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch {
-        return;
-      }
-      // A database outage pauses the game; the server retries what was sent and says when it is back.
-      if (message.type === "error" && message.code === "paused") return this.onStatus(message.message);
-      if (message.type === "resumed") return this.onStatus("");
-      if (message.type === "state") {
-        if (message.seq < this.seq) return;
-        this.seq = message.seq;
-      }
-      this.onMessage(message);
-    });
-    this.ws.addEventListener("close", () => {
-      if (this.stopped) return;
-      this.onStatus("Connection lost — reconnecting…");
-      const delay = Math.min(500 * 2 ** this.attempt, 8000) * (0.5 + Math.random() / 2);
-      this.attempt += 1;
-      setTimeout(() => this.connect(), delay);
-    });
-  }
-
-  sync() {
-    if (this.seq >= 0) this.send({ type: "sync", seq: this.seq });
-  }
-
-  send(message) {
-    if (this.ws.readyState === WebSocket.OPEN) {
-      this.ws.send(JSON.stringify(message));
-      return true;
-    }
-    return false;
-  }
-
-  stop() {
-    this.stopped = true;
-    this.ws.close();
-  }
+// The room's socket. onOpen says who the page is (the host's or the player's token); onMessage gets
+// every frame but the pause notices, which become the status line.
+export function roomSocket(code, { onOpen, onMessage, onError, onStatus }) {
+  return new LiveSocket(`/ws/room/${code}/`, {
+    onOpen,
+    onMessage: (message) => (message.type === "resumed" ? onStatus("") : onMessage(message)),
+    // A database outage pauses the game; the server retries what was sent and says when it is back.
+    onError: (message) => (message.code === "paused" ? onStatus(message.message) : onError(message)),
+    onStatus,
+    sequenceOf: (message) => (message.type === "state" ? message.seq : undefined),
+    // Ask whether the room moved on without us; the server answers only if it has.
+    sync: (live) => live.seq >= 0 && live.send({ type: "sync", seq: live.seq }),
+    syncEveryMs: SYNC_EVERY_MS,
+  });
 }
 
-export function $(id) {
-  return document.getElementById(id);
-}
-
-export function showPhase(phase) {
-  for (const section of document.querySelectorAll(".phase")) {
-    section.hidden = section.id !== `phase-${phase}`;
-  }
-}
-
-export function el(tag, { text, className, attrs } = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className) node.className = className;
-  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
-  return node;
-}
-
+// An option's shape, letter and text; its index is data (the stylesheet colours it by [data-index]).
 export function optionContent(node, index, text) {
   node.append(
     el("span", { text: SHAPES[index], className: "shape", attrs: { "aria-hidden": "true" } }),
     el("span", { text: LETTERS[index], className: "letter" }),
     el("span", { text, className: "option-text" }),
   );
-  node.classList.add(`opt-${index}`);
+  node.dataset.index = String(index);
   return node;
 }
 
