@@ -90,7 +90,7 @@ def test_markup_is_shown_as_text_everywhere(admin_user, live_url, browser, tmp_p
         expect(page.locator("#q-text")).to_have_text(QUESTION)
         expect(page.locator("#q-options .option-text")).to_have_text(OPTIONS)
         assert_inert(page)
-    player.locator("#q-options button").nth(1).click()  # the right one
+    player.locator('#q-options button[data-index="1"]').click()  # the right one
     for page in (host, player):
         expect(page.locator("#r-explanation")).to_have_text(EXPLANATION)
         assert_inert(page)

@@ -67,8 +67,8 @@ def test_no_page_breaks_the_policy_and_the_websockets_connect(admin_user, packs,
 
     # One question to the reveal: the answer bars are styled by script, which the policy must allow.
     host.page.get_by_role("button", name="Start the game").click()
-    expect(player.page.locator("#q-options button").first).to_be_visible()
-    player.page.locator("#q-options button").first.click()
+    expect(player.page.locator('#q-options button[data-index="0"]')).to_be_visible()
+    player.page.locator('#q-options button[data-index="0"]').click()
     expect(host.page.locator("#r-explanation")).to_be_visible()
     expect(host.page.locator("#r-options .bar").first).to_be_attached()
     host.page.screenshot(path="/tmp/csp-host-reveal.png", full_page=True)

@@ -1,0 +1,93 @@
+"""The generation page in real Chromium: its live socket drops mid-round (a proxy between the browser and the
+server cuts every connection), it reconnects on its own, and the page still ends on the finished round."""
+
+import threading
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.fakes.writer_server import *  # noqa: F403
+from tests.fakes.writer_server import WriterServer, good_question
+from tests.support.proxy import OutageProxy
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def held_writer(settings, writer_server: WriterServer):
+    """A writer that starts no reply until the test lets it go, so the socket can drop while the job runs."""
+    settings.OPENAI_BASE_URL = f"{writer_server.url}/v1"
+    settings.OPENAI_API_KEY = "test-key"
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
+    settings.QUIZ_WRITER_TIMEOUT = 30.0
+    settings.VERIFIER_BACKEND = "off"
+    # This test runs the job in the server's own process, as the page's POST starts it without a worker.
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    release = threading.Event()
+
+    def held_question(*args, **kwargs):
+        release.wait(20)
+        return good_question(*args, **kwargs)
+
+    writer_server.writer.make_question = held_question
+    yield release
+    release.set()
+
+
+def wait_until(page, condition, seconds: float = 10) -> None:
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return
+        page.wait_for_timeout(100)  # lets Playwright deliver the page's events meanwhile
+    raise AssertionError("timed out")
+
+
+@pytest.fixture
+def proxied_url(live_url):
+    host, port = live_url.removeprefix("http://").split(":")
+    proxy = OutageProxy(host, int(port))
+    yield proxy, f"http://127.0.0.1:{proxy.port}"
+    proxy.close()
+
+
+def test_the_generation_page_reconnects_after_its_socket_drops_and_shows_the_round(held_writer, proxied_url, browser):
+    proxy, url = proxied_url
+    page = browser.new_context().new_page()
+    # While the proxy is cut the browser itself logs failed connections; the page's own script must not throw.
+    script_errors: list[str] = []
+    page.on("pageerror", lambda error: script_errors.append(str(error)))
+    sockets = []
+    frames: dict[int, list[str]] = {}
+
+    def opened(ws) -> None:
+        sockets.append(ws)
+        number = len(sockets)
+        frames[number] = []
+        ws.on("framereceived", lambda payload: frames[number].append(payload))
+
+    page.on("websocket", opened)
+    page.goto(f"{url}/rounds/generate/")
+    page.get_by_label("Topic").fill("Birds")
+    page.get_by_label("Questions").fill("3")
+    page.get_by_role("button", name="Write the round").click()
+    expect(page.get_by_role("heading", name="Birds")).to_be_visible()
+    expect(page.locator('[data-field="status_label"]')).to_have_text("Writing")
+    wait_until(page, lambda: sockets and frames[1])
+    assert len(sockets) == 1 and '"type": "progress"' in frames[1][0], "the page's socket has the job's snapshot"
+
+    # Every connection is cut, new ones refused: the page says so and keeps trying.
+    proxy.cut_off()
+    expect(page.locator('[data-field="connection"]')).to_have_text("Reconnecting…")
+    page.wait_for_timeout(1200)
+    proxy.restore()
+    expect(page.locator('[data-field="connection"]')).to_have_text("", timeout=15000)
+    assert len(sockets) >= 2, "the page opened a new socket"
+    wait_until(page, lambda: frames[len(sockets)])
+    assert '"type": "progress"' in frames[len(sockets)][0], "the new socket got the job's snapshot"
+
+    # The writer goes on; the round arrives, the page reloads and the server renders it.
+    held_writer.set()
+    expect(page.get_by_role("link", name="Play this round")).to_be_visible(timeout=20000)
+    expect(page.locator('[data-field="status_label"]')).to_have_text("Done")
+    expect(page.locator(".generated-questions > li")).to_have_count(3)
+    assert script_errors == []
