@@ -43,7 +43,7 @@ let lastError = "";
 const live = new LiveSocket(`/ws/generation/${root.dataset.jobId}/?t=${encodeURIComponent(root.dataset.token)}`, {
   seq: Number(root.dataset.revision || "0"),
   sequenceOf: (message) => (message.type === "progress" ? message.job?.revision : undefined),
-  onMessage: (message) => message.type === "progress" && show(message.job),
+  onMessage: (message) => message.type === "progress" && message.job && show(message.job),
   onOpen: () => (lastError = ""),
   onError: (message) => setField("connection", (lastError = message.message)),
   onStatus: (text) => setField("connection", text && lastError ? `${lastError} ${text}` : text),

@@ -4,12 +4,11 @@ export function $(id) {
   return document.getElementById(id);
 }
 
-export function el(tag, { text, className, attrs, data } = {}) {
+export function el(tag, { text, className, attrs } = {}) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
   if (className) node.className = className;
   for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
-  for (const [key, value] of Object.entries(data || {})) node.dataset[key] = String(value);
   return node;
 }
 

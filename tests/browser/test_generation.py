@@ -1,6 +1,7 @@
 """The generation page in real Chromium: its live socket drops mid-round (a proxy between the browser and the
 server cuts every connection), it reconnects on its own, and the page still ends on the finished round."""
 
+import re
 import threading
 
 import pytest
@@ -91,3 +92,20 @@ def test_the_generation_page_reconnects_after_its_socket_drops_and_shows_the_rou
     expect(page.locator('[data-field="status_label"]')).to_have_text("Done")
     expect(page.locator(".generated-questions > li")).to_have_count(3)
     assert script_errors == []
+
+
+def test_the_generation_page_shows_a_refused_socket_and_connects_once_allowed(held_writer, live_url, browser, settings):
+    settings.WS_MAX_PER_IP = 0  # every WebSocket from this address is refused, with a frame that says why
+    page = browser.new_context().new_page()
+    page.goto(f"{live_url}/rounds/generate/")
+    page.get_by_label("Topic").fill("Birds")
+    page.get_by_label("Questions").fill("3")
+    page.get_by_role("button", name="Write the round").click()
+    connection = page.locator('[data-field="connection"]')
+    # The refusal stays in sight while the page keeps trying.
+    expect(connection).to_have_text(re.compile(r"^Too many connections from your network\. .* Reconnecting…$"))
+
+    settings.WS_MAX_PER_IP = 30
+    expect(connection).to_have_text("", timeout=15000)
+    held_writer.set()
+    expect(page.get_by_role("link", name="Play this round")).to_be_visible(timeout=20000)
