@@ -10,7 +10,7 @@ from lobby import events, review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
-from tests.support.communicator import Client, join_room
+from tests.support.communicator import Client
 from verifier.models import Flag
 from verifier.services import review_label
 
@@ -244,13 +244,13 @@ def async_room(make_room):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_report_and_crowd_flag_through_the_consumers(async_room):
+async def test_report_and_crowd_flag_through_the_consumers(async_room, sockets):
     created = await async_room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        players = [(await join_room(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
+        players = [(await sockets.join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
         await host.send(type="start")
         for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
             await client.state(phase="question")
