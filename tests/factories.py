@@ -55,12 +55,16 @@ class QuestionFactory(DjangoModelFactory):
     text = factory.Sequence(lambda n: f"Question {n}: which option is marked?")
     options = ("Right", "Wrong", "Also wrong")
     correct_index = 0
-    explanation = ""
+    explanation = factory.LazyAttribute(lambda question: f"About {question.text}")
     source = ""
     provenance = Provenance.HOST
     pack = None
     model_id = ""
     served_model_id = ""
+
+    class Params:
+        # Written by the writer model "writer-1", as a generated round's questions are.
+        written = factory.Trait(provenance=Provenance.MODEL, model_id="writer-1")
 
     @classmethod
     def _create(cls, model_class, *, text, options, correct_index, explanation, source, **kwargs):
@@ -187,18 +191,28 @@ class GenerationJobFactory(DjangoModelFactory):
     topic = "Birds"
 
 
+def _reason(verdict) -> str:
+    return {VerdictOutcome.DROPPED: "below_threshold", VerdictOutcome.UNVERIFIED: "timeout"}.get(verdict.outcome, "")
+
+
 class VerdictFactory(DjangoModelFactory):
+    """The gate's decision on a question as `verdict_record` stores it: dropped at 0.42 under a 0.6 bar by default."""
+
     class Meta:
         model = Verdict
 
-    question = factory.SubFactory(QuestionFactory)
+    question = factory.SubFactory(QuestionFactory, written=True)
     backend = "systemone"
     model_id = "jev-1.13.0"
     requested_model_id = factory.SelfAttribute("model_id")
-    probabilities = factory.LazyFunction(dict)
-    score = 0.9
-    threshold = 0.5
-    outcome = VerdictOutcome.PASSED
+    score = 0.42
+    threshold = 0.6
+    probabilities = factory.LazyAttribute(
+        lambda verdict: {} if verdict.score is None else {"answer_correct": verdict.score, "explanation_true": 0.97}
+    )
+    outcome = VerdictOutcome.DROPPED
+    reason = factory.LazyAttribute(_reason)
+    latency_ms = 12
 
 
 class ThresholdFactory(DjangoModelFactory):
