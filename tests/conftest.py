@@ -1,4 +1,5 @@
 import pytest
+from channels.db import database_sync_to_async
 
 from lobby.services import CreatedRoom
 from lobby.tokens import host_token
@@ -24,6 +25,16 @@ def make_room(make_round):
     def make(timer_seconds: int = 20, questions: list[QuestionData] | None = None) -> CreatedRoom:
         room = RoomFactory(round=make_round(questions), timer_seconds=timer_seconds)
         return CreatedRoom(room=room, host_token=host_token(room_code=room.code))
+
+    return make
+
+
+@pytest.fixture
+def room(make_room):
+    """`make_room` for async tests: `created = await room(timer_seconds=10)`."""
+
+    async def make(**kwargs) -> CreatedRoom:
+        return await database_sync_to_async(make_room)(**kwargs)
 
     return make
 

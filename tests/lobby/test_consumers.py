@@ -16,14 +16,6 @@ from tests.support.communicator import Client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def room(make_room):
-    async def make(**kwargs):
-        return await database_sync_to_async(make_room)(**kwargs)
-
-    return make
-
-
 async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room, sockets):
     created = await room()
     code = created.room.code

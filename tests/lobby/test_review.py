@@ -236,17 +236,9 @@ def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
 # -- end to end through the consumers ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def async_room(make_room):
-    async def make(**kwargs):
-        return await database_sync_to_async(make_room)(**kwargs)
-
-    return make
-
-
 @pytest.mark.django_db(transaction=True)
-async def test_report_and_crowd_flag_through_the_consumers(async_room, sockets):
-    created = await async_room()
+async def test_report_and_crowd_flag_through_the_consumers(room, sockets):
+    created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
