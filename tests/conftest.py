@@ -1,47 +1,68 @@
 import pytest
+from channels.db import database_sync_to_async
 
-from quiz.models import CheckStatus, Provenance
-from quiz.services import question_create, round_create
+from lobby.services import CreatedRoom
+from lobby.tokens import host_token
 from quiz.validation import QuestionData
-
-SAMPLE = [
-    QuestionData(
-        text="What is 2 + 2?", options=("3", "4", "5", "22"), correct_index=1, explanation="Two and two make four."
-    ),
-    QuestionData(
-        text="Which planet is closest to the Sun?",
-        options=("Venus", "Earth", "Mercury", "Mars"),
-        correct_index=2,
-        explanation="Mercury orbits nearest the Sun.",
-    ),
-    QuestionData(
-        text="What is H2O commonly called?",
-        options=("Water", "Salt", "Air"),
-        correct_index=0,
-        explanation="H2O is the formula of water.",
-    ),
-]
+from tests.factories import RoomFactory, RoundFactory
+from tests.support import communicator
 
 
 @pytest.fixture
 def make_round():
+    """A host round of `questions` (tests/factories.py SAMPLE by default)."""
+
     def make(questions: list[QuestionData] | None = None, title: str = "Test round"):
-        created = [question_create(data=q, provenance=Provenance.HOST) for q in (questions or SAMPLE)]
-        return round_create(
-            title=title, questions=created, provenance=Provenance.HOST, check_status=CheckStatus.UNCHECKED
-        )
+        return RoundFactory(title=title, **({"questions": questions} if questions else {}))
 
     return make
 
 
 @pytest.fixture
 def make_room(make_round):
-    from lobby.services import room_create
+    """A room in the lobby and its host's token, on a round of `questions`."""
 
-    def make(timer_seconds: int = 20, questions: list[QuestionData] | None = None):
-        return room_create(round_id=make_round(questions).pk, timer_seconds=timer_seconds)
+    def make(timer_seconds: int = 20, questions: list[QuestionData] | None = None) -> CreatedRoom:
+        room = RoomFactory(round=make_round(questions), timer_seconds=timer_seconds)
+        return CreatedRoom(room=room, host_token=host_token(room_code=room.code))
 
     return make
+
+
+@pytest.fixture
+def room(make_room):
+    """`make_room` for async tests: `created = await room(timer_seconds=10)`."""
+
+    async def make(**kwargs) -> CreatedRoom:
+        return await database_sync_to_async(make_room)(**kwargs)
+
+    return make
+
+
+@pytest.fixture
+async def sockets():
+    """Opens WebSocket clients that the test does not close itself; closes them all when the test ends."""
+    opened = communicator.Sockets()
+    yield opened
+    await opened.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test that leaves a communicator open fails: its consumer would run on into the next test's database.
+    Checked as the test returns, while its event loop still runs (the `sockets` fixture closes its own later)."""
+    communicator.forget_connected()
+    try:
+        result = yield
+        left = communicator.left_open()
+    finally:
+        for comm in communicator.left_open():
+            comm.future.cancel()
+        communicator.forget_connected()
+    if left:
+        paths = ", ".join(comm.scope["path"] for comm in left)
+        pytest.fail(f"{len(left)} WebSocket communicator(s) left open ({paths}): use `async with` or `sockets`")
+    return result
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +77,8 @@ def _forget_cached_questions():
 @pytest.fixture(autouse=True)
 def _closed_breakers():
     """The checker's circuit breakers live in the cache, which outlives a test: each test starts them closed."""
+    import redis
+    from django.conf import settings
     from django.core.cache import caches
     from django.core.cache.backends.locmem import LocMemCache
     from django.core.cache.backends.redis import RedisCache
@@ -66,7 +89,9 @@ def _closed_breakers():
     if isinstance(cache, LocMemCache):
         cache.clear()
     elif isinstance(cache, RedisCache):
-        client = cache._cache.get_client(write=True)
-        keys = list(client.scan_iter(match=f"*{KEY_PREFIX}:*"))
-        if keys:
-            client.delete(*keys)
+        # Only the breakers' keys: the cache's Redis may be shared with other runs. Django has no public
+        # "delete by pattern", so this asks the same server directly.
+        with redis.Redis.from_url(settings.CACHES["default"]["LOCATION"]) as client:
+            keys = list(client.scan_iter(match=f"*{KEY_PREFIX}:*"))
+            if keys:
+                client.delete(*keys)

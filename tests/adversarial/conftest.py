@@ -1,7 +1,6 @@
 import uuid
 
 import pytest
-from channels.db import database_sync_to_async
 
 from tests.browser.conftest import browser, live_url  # noqa: F401
 
@@ -13,14 +12,6 @@ def fresh_rate_limits(settings):
     """Per-IP counters live in the cache, which outlives a test (and, with Redis, a test run). A fresh key prefix
     per test starts them at zero without flushing a cache that other runs may share."""
     settings.RATELIMIT_KEY_PREFIX = f"ratelimit-test-{uuid.uuid4().hex}"
-
-
-@pytest.fixture
-def room(make_room):
-    async def make(**kwargs):
-        return await database_sync_to_async(make_room)(**kwargs)
-
-    return make
 
 
 def pytest_terminal_summary(terminalreporter):

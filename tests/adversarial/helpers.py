@@ -1,6 +1,7 @@
 """A WebSocket client for adversarial tests: sends anything (raw text, binary, any JSON), from any client IP."""
 
 from tests.support.communicator import Client as BaseClient
+from tests.support.communicator import Sockets
 
 # Every error code a client may see; anything else (or a traceback in a message) is a bug.
 KNOWN_ERROR_CODES = {
@@ -59,8 +60,9 @@ class Client(BaseClient):
         return await self.until(lambda m: m["type"] in ("joined", "error"))
 
 
-async def joined_client(code: str, nickname: str, **kwargs) -> tuple[Client, dict]:
-    client = await Client(code, **kwargs).__aenter__()
+async def joined_client(sockets: Sockets, code: str, nickname: str, **kwargs) -> tuple[Client, dict]:
+    """A connected player, closed by the `sockets` fixture when the test ends."""
+    client = await sockets.open(Client(code, **kwargs))
     joined = await client.join(nickname)
     assert joined["type"] == "joined", joined
     return client, joined

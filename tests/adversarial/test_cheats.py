@@ -27,13 +27,13 @@ def _db(fn):
     return fn()
 
 
-async def _started(room, *players: str, timer_seconds: int = 120):
+async def _started(room, sockets, *players: str, timer_seconds: int = 120):
     created = await room(timer_seconds=timer_seconds)
     code = created.room.code
-    host = await Client(code).__aenter__()
+    host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    joined = [await joined_client(code, name) for name in players]
+    joined = [await joined_client(sockets, code, name) for name in players]
     await host.send(type="start")
     for client, _ in joined:
         await client.state(phase="question")
@@ -46,8 +46,8 @@ def _no_answer_in(text: str) -> None:
         assert marker not in lowered, marker
 
 
-async def test_the_host_and_player_pages_and_the_host_socket_do_not_carry_the_answer_before_the_reveal(room):
-    created, host, [(ann, _)] = await _started(room, "Ann")
+async def test_the_host_and_player_pages_and_the_host_socket_do_not_carry_the_answer_before_the_reveal(room, sockets):
+    created, host, [(ann, _)] = await _started(room, sockets, "Ann")
     code = created.room.code
     snapshot = await host.state(phase="question")
     _no_answer_in(json.dumps(snapshot))
@@ -70,8 +70,8 @@ async def test_the_host_and_player_pages_and_the_host_socket_do_not_carry_the_an
     await host.__aexit__()
 
 
-async def test_two_tabs_answering_at_once_store_one_answer(room):
-    created, host, [(tab1, joined), (other, _)] = await _started(room, "Ann", "Ben")
+async def test_two_tabs_answering_at_once_store_one_answer(room, sockets):
+    created, host, [(tab1, joined), (other, _)] = await _started(room, sockets, "Ann", "Ben")
     async with Client(created.room.code) as tab2:
         await tab2.send(type="resume", token=joined["token"])
         await tab2.until(lambda m: m["type"] == "joined")
@@ -87,8 +87,8 @@ async def test_two_tabs_answering_at_once_store_one_answer(room):
         await client.__aexit__()
 
 
-async def test_answers_for_a_closed_or_a_future_question_are_refused(room):
-    created, host, [(ann, _), (ben, _)] = await _started(room, "Ann", "Ben")
+async def test_answers_for_a_closed_or_a_future_question_are_refused(room, sockets):
+    created, host, [(ann, _), (ben, _)] = await _started(room, sockets, "Ann", "Ben")
     await ann.send(type="answer", question=1, option=0)  # the next question, not open yet
     assert (await ann.error())["code"] == "answer_refused"
     await _db(lambda: Room.objects.filter(pk=created.room.pk).update(deadline=timezone.now() - timedelta(seconds=1)))
@@ -103,8 +103,8 @@ async def test_answers_for_a_closed_or_a_future_question_are_refused(room):
         await client.__aexit__()
 
 
-async def test_a_player_cannot_answer_for_another_player_or_set_a_score(room):
-    created, host, [(mallory, me), (victim, them)] = await _started(room, "Mallory", "Victim")
+async def test_a_player_cannot_answer_for_another_player_or_set_a_score(room, sockets):
+    created, host, [(mallory, me), (victim, them)] = await _started(room, sockets, "Mallory", "Victim")
     victim_id = them["player"]["id"]
     await mallory.send(
         type="answer",
@@ -136,11 +136,11 @@ async def test_a_player_cannot_answer_for_another_player_or_set_a_score(room):
         await client.__aexit__()
 
 
-async def test_a_player_cannot_act_as_the_host(room, make_room):
+async def test_a_player_cannot_act_as_the_host(room, make_room, sockets):
     created = await room()
     code = created.room.code
     other = await database_sync_to_async(make_room)()
-    player, joined = await joined_client(code, "Mallory")
+    player, joined = await joined_client(sockets, code, "Mallory")
     for frame in [
         {"type": "start"},
         {"type": "next", "phase": "lobby", "index": -1},
@@ -171,13 +171,13 @@ async def test_a_player_cannot_act_as_the_host(room, make_room):
     await player.__aexit__()
 
 
-async def test_a_removed_player_stays_out(room):
+async def test_a_removed_player_stays_out(room, sockets):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        eve, joined = await joined_client(code, "Eve")
+        eve, joined = await joined_client(sockets, code, "Eve")
         async with Client(code) as tab2:  # a second tab of the same player
             await tab2.send(type="resume", token=joined["token"])
             await tab2.until(lambda m: m["type"] == "joined")
@@ -199,13 +199,13 @@ async def test_a_removed_player_stays_out(room):
     assert removed is True
 
 
-async def test_the_room_cap_holds_under_50_simultaneous_joins(room, settings):
+async def test_the_room_cap_holds_under_50_simultaneous_joins(room, settings, sockets):
     settings.RATELIMIT_JOINS_PER_IP = (1000, 60)
     assert settings.ROOM_MAX_PLAYERS == 20
     created = await room()
     code = created.room.code
     clients = [Client(code, ip=f"198.51.100.{n}") for n in range(50)]
-    await asyncio.gather(*(client.__aenter__() for client in clients))
+    await asyncio.gather(*(sockets.open(client) for client in clients))
     replies = await asyncio.gather(*(client.join(f"Player {n}") for n, client in enumerate(clients)))
     outcomes = [reply["type"] if reply["type"] == "joined" else reply["code"] for reply in replies]
     assert outcomes.count("joined") == 20 and outcomes.count("room_full") == 30

@@ -12,7 +12,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from quiz.jobs import generation_token
-from quiz.models import GenerationJob
+from tests.factories import GenerationJobFactory
 from tests.support.servers import start_asgi
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,7 +81,7 @@ async def test_a_frame_between_the_apps_cap_and_the_servers_gets_the_apps_clear_
 
 
 async def test_the_generation_socket_has_the_servers_cap_too(server):
-    job = await sync_to_async(GenerationJob.objects.create)(owner_key="k", count=3, topic="Birds")
+    job = await sync_to_async(GenerationJobFactory)(owner_key="k", count=3, topic="Birds")
     ws = await _open(server, f"/ws/generation/{job.pk}/?t={generation_token(job_id=job.pk)}")
     assert json.loads(await ws.recv())["type"] == "progress"
     assert await _closed_by_the_server(ws, "x" * MIB) == 1009

@@ -55,15 +55,15 @@ def _db(fn):
     return fn()
 
 
-async def _game(room, *, phase: str):
+async def _game(room, sockets, *, phase: str):
     """A room with a host, a fuzzing player and a bystander, moved to `phase`."""
     created = await room(timer_seconds=120)
     code = created.room.code
-    host = await Client(code).__aenter__()
+    host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    fuzzer, fuzzer_joined = await joined_client(code, "Fuzzer")
-    bystander, bystander_joined = await joined_client(code, "Bystander")
+    fuzzer, fuzzer_joined = await joined_client(sockets, code, "Fuzzer")
+    bystander, bystander_joined = await joined_client(sockets, code, "Bystander")
     if phase in ("question", "reveal"):
         await host.send(type="start")
         await bystander.state(phase="question")
@@ -73,8 +73,8 @@ async def _game(room, *, phase: str):
     return created, host, (fuzzer, fuzzer_joined), (bystander, bystander_joined)
 
 
-async def test_fuzz_answer(room):
-    created, host, (fuzzer, me), (bystander, other) = await _game(room, phase="question")
+async def test_fuzz_answer(room, sockets):
+    created, host, (fuzzer, me), (bystander, other) = await _game(room, sockets, phase="question")
     useful = [0, 1, 2, 3, -1, me["player"]["id"], other["player"]["id"]]
     await fuzz(message("answer", useful=useful), checker("answer", fuzzer, allowed={"answered"}))
     # At most one answer, always the fuzzer's own, never the bystander's.
@@ -88,8 +88,8 @@ async def test_fuzz_answer(room):
         await client.__aexit__()
 
 
-async def test_fuzz_report(room):
-    created, host, (fuzzer, _), (bystander, _) = await _game(room, phase="reveal")
+async def test_fuzz_report(room, sockets):
+    created, host, (fuzzer, _), (bystander, _) = await _game(room, sockets, phase="reveal")
     await fuzz(
         message("report", useful=[0, 1, 2, -1, 3, "Wrong answer"]), checker("report", fuzzer, allowed={"reported"})
     )
@@ -100,8 +100,8 @@ async def test_fuzz_report(room):
 
 
 @pytest.mark.parametrize("kind", HOST_TYPES)
-async def test_fuzz_host_actions(room, kind):
-    created, host, (fuzzer, me), (bystander, other) = await _game(room, phase="lobby")
+async def test_fuzz_host_actions(room, kind, sockets):
+    created, host, (fuzzer, me), (bystander, other) = await _game(room, sockets, phase="lobby")
     useful = ["lobby", "question", "reveal", "leaderboard", "finished", -1, 0, 1, 2, 3, me["player"]["id"]]
     await fuzz(message(kind, useful=useful), checker(kind, host), max_examples=50)
     # The room is in a legal position, and a host coming back gets a coherent picture of it.
@@ -117,7 +117,7 @@ async def test_fuzz_host_actions(room, kind):
         await client.__aexit__()
 
 
-async def test_fuzz_join_each_from_a_fresh_connection(room, settings):
+async def test_fuzz_join_each_from_a_fresh_connection(room, settings, sockets):
     settings.ROOM_MAX_PLAYERS = 10_000
     created = await room()
     code = created.room.code
@@ -135,17 +135,17 @@ async def test_fuzz_join_each_from_a_fresh_connection(room, settings):
     players = await _db(lambda: list(Player.objects.filter(room=created.room).values_list("nickname", flat=True)))
     assert len(players) == joined_count  # nobody is in the room without having been told so
     assert all(1 <= len(nickname) <= 20 and nickname.isprintable() for nickname in players)
-    survivor, _ = await joined_client(code, "Survivor")
+    survivor, _ = await joined_client(sockets, code, "Survivor")
     await survivor.__aexit__()
 
 
 @pytest.mark.parametrize("kind", ["resume", "host"])
-async def test_fuzz_resume_and_host_each_from_a_fresh_connection(room, make_room, kind):
+async def test_fuzz_resume_and_host_each_from_a_fresh_connection(room, make_room, kind, sockets):
     created = await room()
     other_room = await database_sync_to_async(make_room)()
     code = created.room.code
-    ann, ann_joined = await joined_client(code, "Ann")
-    stranger, stranger_joined = await joined_client(other_room.room.code, "Stranger")
+    ann, ann_joined = await joined_client(sockets, code, "Ann")
+    stranger, stranger_joined = await joined_client(sockets, other_room.room.code, "Stranger")
     tokens = {
         "player": ann_joined["token"],
         "host": created.host_token,
@@ -169,39 +169,39 @@ async def test_fuzz_resume_and_host_each_from_a_fresh_connection(room, make_room
     await fuzz(message(kind, useful=useful), check)
     await ann.send(type="ping")
     assert (await ann.recv())["type"] in ("pong", "state")
-    survivor, _ = await joined_client(code, "Survivor")
+    survivor, _ = await joined_client(sockets, code, "Survivor")
     for client in (ann, stranger, survivor):
         await client.__aexit__()
 
 
-async def test_fuzz_ping(room):
-    created, host, (fuzzer, _), (bystander, _) = await _game(room, phase="lobby")
+async def test_fuzz_ping(room, sockets):
+    created, host, (fuzzer, _), (bystander, _) = await _game(room, sockets, phase="lobby")
     await fuzz(message("ping"), checker("ping", fuzzer), max_examples=30)
     for client in (host, fuzzer, bystander):
         await client.__aexit__()
 
 
-async def test_fuzz_sync(room):
-    created, host, (fuzzer, _), (bystander, _) = await _game(room, phase="question")
+async def test_fuzz_sync(room, sockets):
+    created, host, (fuzzer, _), (bystander, _) = await _game(room, sockets, phase="question")
     await fuzz(message("sync"), checker("sync", fuzzer), max_examples=50)
     for client in (host, fuzzer, bystander):
         await client.__aexit__()
 
 
 @pytest.mark.parametrize("identified", [False, True], ids=["anonymous", "player"])
-async def test_fuzz_raw_frames(room, identified):
+async def test_fuzz_raw_frames(room, identified, sockets):
     created = await room()
     code = created.room.code
     if identified:
-        client, _ = await joined_client(code, "Fuzzer")
+        client, _ = await joined_client(sockets, code, "Fuzzer")
     else:
-        client = await Client(code).__aenter__()
+        client = await sockets.open(Client(code))
     await fuzz(
         raw_frames, checker("frame", client, allowed={"joined", "answered", "reported", "hosting"}), max_examples=100
     )
     if not identified:
         assert (await client.join("Late"))["type"] == "joined"
-    survivor, _ = await joined_client(code, "Survivor")
+    survivor, _ = await joined_client(sockets, code, "Survivor")
     for c in (client, survivor):
         await c.__aexit__()
 
@@ -218,10 +218,10 @@ def test_every_message_type_is_fuzzed():
     ["[" * 5000 + "]" * 5000, "[" * 16000, '{"a":' * 2000 + "1" + "}" * 2000, '{"type": "join", "x": ' + "[" * 3000],
     ids=["closed-lists", "open-lists", "objects", "inside-a-message"],
 )
-async def test_json_nested_thousands_deep_is_a_bad_message_not_a_crash(room, frame):
+async def test_json_nested_thousands_deep_is_a_bad_message_not_a_crash(room, frame, sockets):
     """Found by the fuzz: json.loads raised RecursionError (not ValueError), which killed the connection."""
     created = await room()
-    client, _ = await joined_client(created.room.code, "Nester")
+    client, _ = await joined_client(sockets, created.room.code, "Nester")
     replies = await client.exchange(text=frame)
     assert [reply["code"] for reply in replies if reply["type"] != "state"] == ["bad_message"]
     await client.__aexit__()

@@ -2,20 +2,19 @@
 program) must not open a player's socket."""
 
 import pytest
-from channels.testing import WebsocketCommunicator
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from config.asgi import application
+from tests.support.communicator import Sockets
 from tests.support.servers import start_asgi
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _connects(path: str, headers: list[tuple[bytes, bytes]], *, scheme: str = "ws") -> bool:
-    comm = WebsocketCommunicator(application, path, headers=headers)
+async def _connects(sockets: Sockets, path: str, headers: list[tuple[bytes, bytes]], *, scheme: str = "ws") -> bool:
+    comm = sockets.communicator(application, path, headers=headers, ip="198.51.100.4")
     comm.scope["scheme"] = scheme
-    comm.scope["client"] = ["198.51.100.4", 50000]
     connected, _ = await comm.connect()
     await comm.disconnect()
     return connected
@@ -45,33 +44,35 @@ CASES = [
 
 
 @pytest.mark.parametrize(("origin", "host", "scheme", "extra", "accepted"), CASES)
-async def test_an_origin_is_accepted_only_when_scheme_host_and_port_match(origin, host, scheme, extra, accepted):
+async def test_an_origin_is_accepted_only_when_scheme_host_and_port_match(
+    origin, host, scheme, extra, accepted, sockets
+):
     headers = [*extra]
     if origin is not None:
         headers.append((b"origin", origin.encode()))
     if host is not None:
         headers.append((b"host", host.encode()))
-    assert await _connects("/ws/room/ABCDEF/", headers, scheme=scheme) is accepted
+    assert await _connects(sockets, "/ws/room/ABCDEF/", headers, scheme=scheme) is accepted
 
 
-async def test_an_origin_listed_in_csrf_trusted_origins_is_accepted_exactly(settings):
+async def test_an_origin_listed_in_csrf_trusted_origins_is_accepted_exactly(settings, sockets):
     settings.CSRF_TRUSTED_ORIGINS = ["https://quiz.example.org"]
     host = (b"host", b"127.0.0.1:8000")
-    assert await _connects("/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org"), host])
-    assert await _connects("/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org:443"), host])
-    assert not await _connects("/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org:8443"), host])
-    assert not await _connects("/ws/room/ABCDEF/", [(b"origin", b"http://quiz.example.org"), host])
+    assert await _connects(sockets, "/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org"), host])
+    assert await _connects(sockets, "/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org:443"), host])
+    assert not await _connects(sockets, "/ws/room/ABCDEF/", [(b"origin", b"https://quiz.example.org:8443"), host])
+    assert not await _connects(sockets, "/ws/room/ABCDEF/", [(b"origin", b"http://quiz.example.org"), host])
 
 
-async def test_the_generation_socket_checks_the_origin_too():
+async def test_the_generation_socket_checks_the_origin_too(sockets):
     foreign = [(b"origin", b"http://127.0.0.1:9999"), (b"host", b"127.0.0.1:8000")]
-    assert not await _connects("/ws/generation/1/?t=x", foreign)
-    comm = WebsocketCommunicator(
+    assert not await _connects(sockets, "/ws/generation/1/?t=x", foreign)
+    comm = sockets.communicator(
         application,
         "/ws/generation/1/?t=x",
         headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000")],
+        ip="198.51.100.4",
     )
-    comm.scope["client"] = ["198.51.100.4", 50000]
     connected, code = await comm.connect()
     # Past the origin check the consumer itself answers: this page's token is wrong.
     assert not connected and code == 4403

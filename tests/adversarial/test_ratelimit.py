@@ -71,13 +71,13 @@ async def test_over_the_limit_a_message_gets_rate_limited_and_is_dropped_and_the
         assert (await client.until(lambda m: m["type"] in ("joined", "error")))["type"] == "joined"
 
 
-async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_lives_on(room, settings):
+async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_lives_on(room, settings, sockets):
     settings.WS_RATE_BURST = 5
     settings.WS_RATE_FLOOD = 50
     created = await room()
     code = created.room.code
-    bystander, _ = await joined_client(code, "Bystander")
-    flooder = await Client(code).__aenter__()
+    bystander, _ = await joined_client(sockets, code, "Bystander")
+    flooder = await sockets.open(Client(code))
     for _ in range(200):
         await flooder.send(type="ping")
     replies = []
@@ -115,18 +115,18 @@ async def test_frames_over_16_kb_are_refused_and_the_connection_survives(room, s
         assert (await client.join("StillHere"))["type"] == "joined"
 
 
-async def test_joins_are_limited_per_client_ip(room, settings):
+async def test_joins_are_limited_per_client_ip(room, settings, sockets):
     settings.RATELIMIT_JOINS_PER_IP = (3, 60)
     created = await room()
     code = created.room.code
     clients = []
     for name in ["A", "B", "C"]:
-        client, _ = await joined_client(code, name, ip="198.51.100.1")
+        client, _ = await joined_client(sockets, code, name, ip="198.51.100.1")
         clients.append(client)
-    fourth = await Client(code, ip="198.51.100.1").__aenter__()
+    fourth = await sockets.open(Client(code, ip="198.51.100.1"))
     reply = await fourth.join("D")
     assert reply["code"] == "rate_limited" and "Wait a minute" in reply["message"]
-    other, _ = await joined_client(code, "E", ip="198.51.100.2")  # another network is not affected
+    other, _ = await joined_client(sockets, code, "E", ip="198.51.100.2")  # another network is not affected
     for client in [*clients, fourth, other]:
         await client.__aexit__()
 
@@ -223,17 +223,17 @@ async def test_a_cache_outage_fails_open(room, settings, caplog):
 
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="set REDIS_URL: counts the Redis server's clients")
-async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room, settings):
+async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room, settings, sockets):
     """Each join checks the per-IP limits in the shared cache. Django's cache handle is one per async context
     (one per WebSocket consumer): used as is, 1,000 joins held 1,000 Redis connections."""
     import redis
 
     server = redis.Redis.from_url(settings.REDIS_URL)
     created = await room()
-    players = [(await joined_client(created.room.code, "warm-up"))[0]]  # the layer and the cache are connected
+    players = [(await joined_client(sockets, created.room.code, "warm-up"))[0]]  # the layer and the cache are connected
     before = server.info("clients")["connected_clients"]
     for n in range(15):
-        players.append((await joined_client(created.room.code, f"p{n}", ip=f"198.51.100.{n + 1}"))[0])
+        players.append((await joined_client(sockets, created.room.code, f"p{n}", ip=f"198.51.100.{n + 1}"))[0])
     after = server.info("clients")["connected_clients"]
     for client in players:
         await client.__aexit__()

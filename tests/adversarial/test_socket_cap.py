@@ -16,6 +16,7 @@ from websockets.exceptions import ConnectionClosed
 
 from config.asgi import application
 from config.socket_cap import RedisSockets
+from tests.support.communicator import Sockets
 from tests.support.peer import Peer
 from tests.support.servers import start_asgi
 
@@ -25,10 +26,9 @@ needs_redis = pytest.mark.skipif(
 )
 
 
-def _socket(path: str = "/ws/room/ABCDEF/", *, ip: str = "198.51.100.9") -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(application, path, headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")])
-    comm.scope["client"] = [ip, 50000]
-    return comm
+def _socket(sockets: Sockets, path: str = "/ws/room/ABCDEF/", *, ip: str = "198.51.100.9") -> WebsocketCommunicator:
+    headers = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
+    return sockets.communicator(application, path, headers=headers, ip=ip)
 
 
 async def _pong(comm: WebsocketCommunicator) -> bool:
@@ -53,25 +53,25 @@ async def _refused(comm: WebsocketCommunicator) -> bool:
     return True
 
 
-async def test_one_process_caps_sockets_per_ip_on_every_route_and_a_closed_one_frees_its_place(settings):
+async def test_one_process_caps_sockets_per_ip_on_every_route_and_a_closed_one_frees_its_place(settings, sockets):
     settings.REDIS_URL = ""  # this process's own count
     settings.WS_MAX_PER_IP = 3
     held = []
     for _ in range(3):
-        comm = _socket()
+        comm = _socket(sockets)
         assert (await comm.connect())[0] and await _pong(comm)
         held.append(comm)
-    assert await _refused(_socket())
+    assert await _refused(_socket(sockets))
     # The generation page's socket counts against the same cap.
-    assert await _refused(_socket("/ws/generation/1/?t=x"))
+    assert await _refused(_socket(sockets, "/ws/generation/1/?t=x"))
     # Another address is not affected.
-    other = _socket(ip="198.51.100.10")
+    other = _socket(sockets, ip="198.51.100.10")
     assert (await other.connect())[0] and await _pong(other)
     await other.disconnect()
     await held.pop().disconnect()
-    again = _socket()
+    again = _socket(sockets)
     assert (await again.connect())[0] and await _pong(again)
-    assert await _refused(_socket())
+    assert await _refused(_socket(sockets))
     for comm in [*held, again]:
         await comm.disconnect()
 

@@ -47,13 +47,13 @@ async def test_a_hostile_nickname_joins_cleanly_or_gets_an_error(room, text):
 
 
 @pytest.mark.parametrize("text", HOSTILE_TEXT, ids=range(len(HOSTILE_TEXT)))
-async def test_a_hostile_report_is_stored_cleanly(room, text):
+async def test_a_hostile_report_is_stored_cleanly(room, text, sockets):
     created = await room(timer_seconds=120)
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        player, joined = await joined_client(code, "Reporter")
+        player, joined = await joined_client(sockets, code, "Reporter")
         await host.send(type="start")
         await player.state(phase="question")
         await host.send(type="close")

@@ -185,7 +185,7 @@ def test_behind_tls_hsts_is_sent_plain_http_is_redirected_and_cookies_are_secure
     assert session_cookie["secure"] and session_cookie["httponly"] and session_cookie["samesite"] == "Lax"
 
 
-async def test_no_token_or_secret_key_in_the_logs_of_a_whole_join_resume_host_flow(room, caplog, settings):
+async def test_no_token_or_secret_key_in_the_logs_of_a_whole_join_resume_host_flow(room, caplog, settings, sockets):
     caplog.set_level(logging.DEBUG)
     settings.WS_RATE_BURST = 3
     settings.WS_RATE_FLOOD = 2
@@ -194,7 +194,7 @@ async def test_no_token_or_secret_key_in_the_logs_of_a_whole_join_resume_host_fl
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        player, joined = await joined_client(code, "Ann")
+        player, joined = await joined_client(sockets, code, "Ann")
         async with Client(code) as again:
             await again.send(type="resume", token=joined["token"])
             await again.until(lambda m: m["type"] == "joined")

@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from tests.browser.conftest import browser, live_url  # noqa: F401
-from tests.verifier.test_review_admin import decision, make_question
-from verifier.services import flag_record, review_label, verdict_record
+from tests.factories import FlagFactory, QuestionFactory, VerdictFactory
+from verifier.services import review_label
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -16,14 +16,13 @@ def flagged(transactional_db):
     """Made before the browser starts: Playwright's sync API runs an event loop, and Django refuses ORM calls
     from a thread with a running loop."""
     get_user_model().objects.create_superuser("reviewer", "r@example.com", "a-long-test-password")
-    flagged = make_question("Which river flows through Paris?", options=("Seine", "Loire", "Rhône"))
-    verdict_record(question_id=flagged.pk, decision=decision(score=0.31))
-    flag_record(
-        question_id=flagged.pk, kind="reported", room_code="ABCDEF", detail={"player": "Ada", "text": "It is the Seine"}
+    flagged = QuestionFactory(
+        text="Which river flows through Paris?", options=("Seine", "Loire", "Rhône"), written=True
     )
+    VerdictFactory(question=flagged, score=0.31)
+    FlagFactory(question=flagged, room_code="ABCDEF", detail={"player": "Ada", "text": "It is the Seine"})
     for n, (score, label) in enumerate([(0.2, "defective"), (0.8, "correct")]):
-        question = make_question(f"Sweep question {n}?")
-        verdict_record(question_id=question.pk, decision=decision(score=score))
+        question = VerdictFactory(question__text=f"Sweep question {n}?", score=score).question
         review_label(question=question, label=label)
     return flagged
 

@@ -6,32 +6,23 @@ from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.db.models import F
 from django.utils import timezone
 
 from config.asgi import application as full_application
 from lobby.models import Room
-from tests.support.communicator import Client, join_room
+from tests.support.communicator import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def room(make_room):
-    async def make(**kwargs):
-        return await database_sync_to_async(make_room)(**kwargs)
-
-    return make
-
-
-async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room):
+async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room, sockets):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        player, joined = await join_room(code, "Ada")
+        player, joined = await sockets.join(code, "Ada")
         assert joined["player"]["nickname"] == "Ada" and joined["token"]
         snap = await player.state(phase="lobby")
         assert snap["you"]["nickname"] == "Ada"
@@ -40,12 +31,12 @@ async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive
         await player.__aexit__()
 
 
-async def test_taken_nickname_and_full_room_get_clear_errors(room, settings):
+async def test_taken_nickname_and_full_room_get_clear_errors(room, settings, sockets):
     settings.ROOM_MAX_PLAYERS = 2
     created = await room()
     code = created.room.code
-    a, _ = await join_room(code, "Ada")
-    b, _ = await join_room(code, "Bob")
+    a, _ = await sockets.join(code, "Ada")
+    b, _ = await sockets.join(code, "Bob")
     async with Client(code) as c:
         await c.send(type="join", nickname="ada")
         error = await c.error()
@@ -79,9 +70,9 @@ async def test_malformed_and_unauthorised_messages_get_error_frames_and_the_conn
         assert (await c.recv())["type"] == "pong"
 
 
-async def test_a_player_cannot_act_as_host(room):
+async def test_a_player_cannot_act_as_host(room, sockets):
     created = await room()
-    player, _ = await join_room(created.room.code, "Mallory")
+    player, _ = await sockets.join(created.room.code, "Mallory")
     await player.send(type="start")
     assert (await player.error())["message"] == "Only the host can do that."
     await player.send(type="remove", player=1)
@@ -91,14 +82,14 @@ async def test_a_player_cannot_act_as_host(room):
     await player.__aexit__()
 
 
-async def test_answer_double_answer_and_late_answer(room):
+async def test_answer_double_answer_and_late_answer(room, sockets):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        ann, _ = await join_room(code, "Ann")
-        ben, _ = await join_room(code, "Ben")
+        ann, _ = await sockets.join(code, "Ann")
+        ben, _ = await sockets.join(code, "Ben")
         await host.send(type="start")
         await ann.state(phase="question")
         await ann.send(type="answer", question=0, option=1)
@@ -123,14 +114,14 @@ async def test_answer_double_answer_and_late_answer(room):
         await ben.__aexit__()
 
 
-async def test_reconnect_returns_to_the_same_phase_score_and_answer(room):
+async def test_reconnect_returns_to_the_same_phase_score_and_answer(room, sockets):
     created = await room()
     code = created.room.code
-    host = await Client(code).__aenter__()
+    host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    ann, joined = await join_room(code, "Ann")
-    ben, _ = await join_room(code, "Ben")
+    ann, joined = await sockets.join(code, "Ann")
+    ben, _ = await sockets.join(code, "Ben")
     await host.send(type="start")
     await ann.state(phase="question")
     await ann.send(type="answer", question=0, option=1)
@@ -151,13 +142,13 @@ async def test_reconnect_returns_to_the_same_phase_score_and_answer(room):
     await ben.__aexit__()
 
 
-async def test_the_deadline_closes_the_question_when_the_host_is_gone(room):
+async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sockets):
     created = await room(timer_seconds=10)
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        ann, _ = await join_room(code, "Ann")
+        ann, _ = await sockets.join(code, "Ann")
         await host.send(type="start")
         await ann.state(phase="question")
     # Host disconnected; the server's clock alone must reveal once the deadline passes.
@@ -169,13 +160,13 @@ async def test_the_deadline_closes_the_question_when_the_host_is_gone(room):
     await ann.__aexit__()
 
 
-async def test_a_removed_player_is_told_and_cannot_resume(room):
+async def test_a_removed_player_is_told_and_cannot_resume(room, sockets):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        eve, joined = await join_room(code, "Eve")
+        eve, joined = await sockets.join(code, "Eve")
         await eve.state(phase="lobby")
         await host.send(type="remove", player=joined["player"]["id"])
         error = await eve.error()
@@ -186,16 +177,16 @@ async def test_a_removed_player_is_told_and_cannot_resume(room):
             assert (await back.error())["code"] == "removed"
 
 
-async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(room):
+async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(room, sockets):
     """Record everything a player receives during a whole game; before each reveal, the correct option
     (its index under any key, or its text marked as correct) must be absent."""
     created = await room()
     code = created.room.code
-    host = await Client(code).__aenter__()
+    host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    spy, _ = await join_room(code, "Spy")
-    other, _ = await join_room(code, "Other")
+    spy, _ = await sockets.join(code, "Spy")
+    other, _ = await sockets.join(code, "Other")
     await host.send(type="start")
     for index in range(3):
         before = len(spy.received)
@@ -220,14 +211,14 @@ async def test_no_message_to_a_player_says_which_option_is_correct_before_its_re
         await c.__aexit__()
 
 
-async def test_websocket_from_a_foreign_origin_is_refused(room):
+async def test_websocket_from_a_foreign_origin_is_refused(room, sockets):
     created = await room()
-    comm = WebsocketCommunicator(
+    comm = sockets.communicator(
         full_application, f"/ws/room/{created.room.code}/", headers=[(b"origin", b"http://evil.example")]
     )
     connected, _ = await comm.connect()
     assert not connected
-    comm = WebsocketCommunicator(
+    comm = sockets.communicator(
         full_application,
         f"/ws/room/{created.room.code}/",
         headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")],
@@ -237,10 +228,10 @@ async def test_websocket_from_a_foreign_origin_is_refused(room):
     await comm.disconnect()
 
 
-async def test_a_client_that_missed_events_catches_up_with_sync(room):
+async def test_a_client_that_missed_events_catches_up_with_sync(room, sockets):
     created = await room()
     code = created.room.code
-    ann, _ = await join_room(code, "Ann")
+    ann, _ = await sockets.join(code, "Ann")
     current = await ann.state(phase="lobby")
     await ann.send(type="sync", seq=current["seq"])
     await ann.send(type="ping")
@@ -255,13 +246,13 @@ async def test_a_client_that_missed_events_catches_up_with_sync(room):
     await ann.__aexit__()
 
 
-async def test_the_host_voids_a_played_question_and_players_see_the_corrected_scores(room):
+async def test_the_host_voids_a_played_question_and_players_see_the_corrected_scores(room, sockets):
     created = await room()
     code = created.room.code
-    host = await Client(code).__aenter__()
+    host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)
     await host.state(phase="lobby")
-    ann, _ = await join_room(code, "Ann")
+    ann, _ = await sockets.join(code, "Ann")
     await host.send(type="start")
     await ann.state(phase="question")
     await ann.send(type="void", index=0)

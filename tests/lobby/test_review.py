@@ -10,33 +10,25 @@ from lobby import events, review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
-from tests.support.communicator import Client, join_room
+from tests.factories import AnswerFactory, FlagFactory, PlayerFactory
+from tests.support.communicator import Client
 from verifier.models import Flag
 from verifier.services import review_label
 
-# SAMPLE (tests/conftest.py): Q1 marks option 1 of 4, Q2 option 2 of 4, Q3 option 0 of 3.
-CORRECT = [1, 2, 0]
+# SAMPLE (tests/factories.py): Q1 marks option 1 of 4, Q2 option 2 of 4, Q3 option 0 of 3.
 
 
 def _playing(make_room, nicknames, timer_seconds=20):
     created = make_room(timer_seconds=timer_seconds)
-    players = [services.player_join(code=created.room.code, nickname=name).player for name in nicknames]
+    players = [PlayerFactory(room=created.room, nickname=name) for name in nicknames]
     services.game_act(room_id=created.room.pk, action=Action.START)
     return created, players
 
 
 def _answer_and_close(room_id: int, index: int, picks: dict[Player, tuple[int, int]]) -> None:
     """Record answers with exact timings (option, elapsed ms), then close the question."""
-    room = Room.objects.get(pk=room_id)
     for player, (option, elapsed_ms) in picks.items():
-        Answer.objects.create(
-            room=room,
-            player=player,
-            question_index=index,
-            option=option,
-            elapsed_ms=elapsed_ms,
-            correct=option == CORRECT[index],
-        )
+        AnswerFactory(player=player, question_index=index, option=option, elapsed_ms=elapsed_ms)
     assert services.question_close(room_id=room_id, question_index=index)
 
 
@@ -99,17 +91,26 @@ def test_the_crowd_flag_after_a_question_closes(make_room, django_capture_on_com
 
 @pytest.mark.django_db
 def test_a_failing_crowd_check_does_not_break_the_close(
-    make_room, django_capture_on_commit_callbacks, monkeypatch, caplog
+    make_room, django_capture_on_commit_callbacks, monkeypatch, caplog, settings
 ):
     def broken(**kwargs):
         raise RuntimeError("boom")
 
+    broadcast = events.room_broadcast
     sent = []
-    monkeypatch.setattr(review, "_crowd_flag", broken)
-    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event.get("state", {}).get("phase")))
+
+    def room_broadcast(*, room_id):
+        snapshot = broadcast(room_id=room_id)
+        sent.append(snapshot["phase"])  # what every socket of the room was sent
+        return snapshot
+
+    # One answer on a wrong option is a disagreeing crowd here, so the check goes on to record its flag: it fails.
+    settings.CROWD_MIN_ANSWERS = 1
+    monkeypatch.setattr(review, "flag_record", broken)
+    monkeypatch.setattr(events, "room_broadcast", room_broadcast)
     with django_capture_on_commit_callbacks(execute=True):
         created, [ann] = _playing(make_room, ["Ann"])
-        services.answer_submit(player_id=ann.pk, question_index=0, option=1)
+        services.answer_submit(player_id=ann.pk, question_index=0, option=0)
     assert Room.objects.get(pk=created.room.pk).phase == "reveal"
     assert sent[-1] == "reveal"  # the players saw the reveal
     assert "crowd check for room" in caplog.text and "boom" in caplog.text
@@ -211,7 +212,7 @@ def test_only_a_closed_question_can_be_voided(make_room):
 def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
     created, ann, bo = _three_questions_played(make_room)
     question = created.room.round.entries.get(position=1).question
-    Flag.objects.create(question=question, kind="reported", room_code=created.room.code, detail={"text": "wrong"})
+    FlagFactory(question=question, kind="reported", room_code=created.room.code, detail={"text": "wrong"})
     url = f"/admin/verifier/reviewitem/{question.pk}/void/"
     page = admin_client.get(url).content.decode()
     assert "Label the question defective before voiding it" in page
@@ -235,22 +236,14 @@ def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
 # -- end to end through the consumers ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def async_room(make_room):
-    async def make(**kwargs):
-        return await database_sync_to_async(make_room)(**kwargs)
-
-    return make
-
-
 @pytest.mark.django_db(transaction=True)
-async def test_report_and_crowd_flag_through_the_consumers(async_room):
-    created = await async_room()
+async def test_report_and_crowd_flag_through_the_consumers(room, sockets):
+    created = await room()
     code = created.room.code
     async with Client(code) as host:
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
-        players = [(await join_room(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
+        players = [(await sockets.join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
         await host.send(type="start")
         for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
             await client.state(phase="question")

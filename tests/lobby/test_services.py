@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from lobby import services
@@ -228,25 +229,29 @@ def test_an_answer_already_stored_is_refused_without_failing_the_rest_of_its_bat
     assert Answer.objects.filter(room=room).count() == 2
 
 
-def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_batch(make_room, monkeypatch):
+def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_batch(make_room):
     """Between the duplicate check and the insert, another process stores one of the batch's answers (the
     same player on two connections): the insert fails on the unique constraint, and every other answer of
     the batch still goes in, each on its own."""
     room, (ann, ben) = _started(make_room)
     services.answer_submit(player_id=ann.player.pk, question_index=0, option=1)
-    real = services._rooms_for_answers
+    stored = Answer.objects.get(player=ann.player)
     calls = []
+    elsewhere = []
 
-    def misses_the_first_time(player_ids):
-        calls.append(len(player_ids))
-        rooms = real(player_ids)
-        if len(calls) == 1:
-            for room in rooms.values():
-                room.answered_current = False  # as if Ann's answer were stored just after this read
-        return rooms
+    def another_process(execute, sql, params, many, context):
+        if "answered_current" in sql:  # the batch looks at who has answered
+            calls.append(len(params))
+            if len(calls) == 1:  # Ann's answer is not there yet when the batch first looks ...
+                Answer.objects.filter(pk=stored.pk).delete()
+                elsewhere.append(stored)
+        elif elsewhere and sql.startswith('INSERT INTO "lobby_answer"'):
+            elsewhere.pop().save(force_insert=True)  # ... and is stored just before the batch's insert
+        return execute(sql, params, many, context)
 
-    monkeypatch.setattr(services, "_rooms_for_answers", misses_the_first_time)
-    results = services.answers_submit([services.AnswerIn(ann.player.pk, 0, 2), services.AnswerIn(ben.player.pk, 0, 0)])
+    batch = [services.AnswerIn(ann.player.pk, 0, 2), services.AnswerIn(ben.player.pk, 0, 0)]
+    with connection.execute_wrapper(another_process):
+        results = services.answers_submit(batch)
     assert calls == [2, 1, 1]  # the batch, then each answer on its own
     assert isinstance(results[0], AlreadyAnswered)
     assert isinstance(results[1], services.AnswerAck)

@@ -1,4 +1,9 @@
-"""A client of the room's WebSocket through Channels' WebsocketCommunicator (no server process)."""
+"""A client of the room's WebSocket through Channels' WebsocketCommunicator (no server process).
+
+Every communicator a test connects is counted (`Communicator`): one the test leaves open fails it
+(tests/conftest.py). Close each with `async with`, or open it through the `sockets` fixture (`Sockets`), which
+closes what it opened when the test ends, passed or failed.
+"""
 
 import asyncio
 import json
@@ -10,13 +15,37 @@ from lobby.routing import websocket_urlpatterns
 
 app = URLRouter(websocket_urlpatterns)
 
+# Connected in the running test; emptied before each test (tests/conftest.py).
+_connected: list["Communicator"] = []
+
+
+class Communicator(WebsocketCommunicator):
+    """A WebsocketCommunicator the suite keeps count of. `owned`: closed by the `sockets` fixture at teardown."""
+
+    owned = False
+    started = False
+
+    async def connect(self, timeout: float = 1):
+        self.started = True
+        _connected.append(self)
+        return await super().connect(timeout)
+
+
+def forget_connected() -> None:
+    _connected.clear()
+
+
+def left_open() -> list[Communicator]:
+    """Connected, not closed by `disconnect` (the app still runs), and no fixture will close it."""
+    return [comm for comm in _connected if not comm.owned and not comm.future.done()]
+
 
 class Client:
     """Keeps every frame it received (`received`) and those not yet matched by `until` (`backlog`).
     A close arrives as {"type": "closed", "code": …}."""
 
     def __init__(self, code: str, *, ip: str | None = None, headers: list | None = None):
-        self.comm = WebsocketCommunicator(app, f"/ws/room/{code}/", headers=headers)
+        self.comm = Communicator(app, f"/ws/room/{code}/", headers=headers)
         if ip is not None:
             # The communicator builds no client address; the router reads the scope only once the app runs.
             self.comm.scope["client"] = [ip, 50000]
@@ -26,6 +55,8 @@ class Client:
 
     async def __aenter__(self):
         connected, _ = await self.comm.connect()
+        if not connected:
+            await self.comm.disconnect()  # a refused handshake leaves the app waiting for the disconnect
         assert connected
         return self
 
@@ -64,9 +95,45 @@ class Client:
         return await self.until(lambda m: m["type"] == "error")
 
 
-async def join_room(code: str, nickname: str) -> tuple[Client, dict]:
-    """A connected player: the client and its `joined` frame (with the token)."""
-    client = await Client(code).__aenter__()
-    await client.send(type="join", nickname=nickname)
-    joined = await client.until(lambda m: m["type"] == "joined")
-    return client, joined
+class Sockets:
+    """What a test opens without `async with` (several players, a host held across steps): each is closed when
+    the test ends, passed or failed. The `sockets` fixture (tests/conftest.py)."""
+
+    def __init__(self) -> None:
+        self.opened: list[Communicator] = []
+
+    def own(self, comm: Communicator) -> Communicator:
+        comm.owned = True
+        self.opened.append(comm)
+        return comm
+
+    def communicator(self, application, path: str, *, headers: list | None = None, ip: str | None = None):
+        """A bare communicator (to send raw ASGI events or read the handshake), not yet connected."""
+        comm = self.own(Communicator(application, path, headers=headers))
+        if ip is not None:
+            comm.scope["client"] = [ip, 50000]
+        return comm
+
+    async def open(self, client: Client) -> Client:
+        """`client` connected (any Client subclass)."""
+        self.own(client.comm)
+        return await client.__aenter__()
+
+    async def join(self, code: str, nickname: str) -> tuple[Client, dict]:
+        """A connected player: the client and its `joined` frame (with the token)."""
+        client = await self.open(Client(code))
+        await client.send(type="join", nickname=nickname)
+        joined = await client.until(lambda m: m["type"] == "joined")
+        return client, joined
+
+    async def close(self) -> None:
+        opened, self.opened = self.opened, []
+        errors = []
+        for comm in opened:
+            if comm.started and not comm.future.done():
+                try:
+                    await comm.disconnect()
+                except Exception as error:  # close the rest, then say what failed
+                    errors.append(error)
+        if errors:
+            raise errors[0]
