@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "csp",
     "quiz",
     "verifier",
+    "review",
     "lobby",
 ]
 

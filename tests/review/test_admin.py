@@ -13,12 +13,15 @@ from django.utils import timezone
 from quiz.models import Provenance, Question
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
-from verifier.models import Flag, Review, Threshold, Verdict
-from verifier.services import GateDecision, flag_record, review_label, verdict_record
+from review.models import Flag, Review
+from review.services import flag_record, review_label
+from verifier.gate import GateDecision
+from verifier.models import Threshold, Verdict
+from verifier.services import verdict_record
 
 pytestmark = pytest.mark.django_db
 
-QUEUE = "/admin/verifier/reviewitem/"
+QUEUE = "/admin/review/reviewitem/"
 SWEEP = "/admin/verifier/threshold/sweep/"
 
 
@@ -156,7 +159,7 @@ def test_the_question_page_shows_the_evidence_escaped(staff_client, queue):
 
 
 def test_label_one_question_records_who_and_when(staff_client, staff, queue):
-    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_label", args=[queue["crowd"].pk])
     page = staff_client.get(f"{url}?label=defective")
     assert page.status_code == 200 and "Label defective" in page.content.decode()
     before = timezone.now()
@@ -193,7 +196,7 @@ def test_bulk_label_asks_for_a_note_then_labels_every_selected_question(staff_cl
 def test_fix_and_approve_keeps_the_original(staff_client, staff, queue):
     original = queue["crowd"]
     round_ = round_create(title="R", questions=[original], provenance="model", check_status="checked")
-    url = reverse("admin:verifier_reviewitem_fix", args=[original.pk])
+    url = reverse("admin:review_reviewitem_fix", args=[original.pk])
     assert "Save the fix" in staff_client.get(url).content.decode()
     form = {
         "text": "Which city is the capital of France?",
@@ -224,7 +227,7 @@ def test_fix_and_approve_keeps_the_original(staff_client, staff, queue):
 
 
 def test_a_fix_goes_through_the_question_validation(staff_client, queue):
-    url = reverse("admin:verifier_reviewitem_fix", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_fix", args=[queue["crowd"].pk])
     count = Question.objects.count()
     form = {"text": "Q?", "option_1": "Same", "option_2": "same", "correct": "A", "note": ""}
     response = staff_client.post(url, form)
@@ -242,16 +245,16 @@ def test_non_staff_and_anonymous_are_refused(queue):
     urls = [
         QUEUE,
         f"{QUEUE}{pk}/change/",
-        reverse("admin:verifier_reviewitem_label", args=[pk]) + "?label=defective",
-        reverse("admin:verifier_reviewitem_fix", args=[pk]),
-        reverse("admin:verifier_reviewitem_void", args=[pk]),
+        reverse("admin:review_reviewitem_label", args=[pk]) + "?label=defective",
+        reverse("admin:review_reviewitem_fix", args=[pk]),
+        reverse("admin:review_reviewitem_void", args=[pk]),
         SWEEP,
     ]
     for client in (anonymous, player):
         for url in urls:
             response = client.get(url)
             assert response.status_code == 302 and "/admin/login/" in response["Location"], url
-        response = client.post(reverse("admin:verifier_reviewitem_label", args=[pk]), {"label": "correct", "note": "x"})
+        response = client.post(reverse("admin:review_reviewitem_label", args=[pk]), {"label": "correct", "note": "x"})
         assert response.status_code == 302
         response = client.post(SWEEP, {"backend": "systemone", "model_id": "m", "value": "0.5"})
         assert response.status_code == 302
@@ -265,7 +268,7 @@ def test_staff_without_the_review_permission_can_look_but_not_label(queue):
     client.force_login(user)
     assert client.get(QUEUE).status_code == 200
     assert client.get(f"{QUEUE}{queue['crowd'].pk}/change/").status_code == 200
-    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_label", args=[queue["crowd"].pk])
     assert client.post(url, {"label": "correct"}).status_code == 403
     assert Review.objects.count() == 0
 
