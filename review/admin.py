@@ -4,260 +4,47 @@ The game's half of the queue (how players answered, voiding for a room) is added
 review/admin_hooks.py: review never imports the lobby.
 """
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from quiz.exceptions import InvalidQuestion
-from quiz.models import Question
-from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_OPTIONS, MAX_SOURCE, MAX_TEXT, OPTION_LETTERS
+from review import evidence
+from review.admin_filters import (
+    CheckerChoseFilter,
+    CheckerFilter,
+    CrowdFilter,
+    FlagRoomFilter,
+    LabelFilter,
+    OutcomeFilter,
+    PremiseGroupFilter,
+    ReportedFilter,
+)
 from review.admin_hooks import review_panels
 from review.chart import sweep_chart
-from review.models import Flag, FlagKind, PremiseCheck, PremiseGroup, Review, ReviewItem, ReviewLabel
-from review.selectors import labelled_scores, question_flags, question_premise_groups, review_queue
+from review.forms import FixForm, LabelForm, ThresholdStoreForm
+from review.models import Flag, Review, ReviewItem, ReviewLabel
+from review.selectors import labelled_scores, review_queue
 from review.services import question_fix, reviews_label
 from review.sweep import sweep
 from verifier import conf
 from verifier.breaker import configured_breaker_state, shared_breakers
-from verifier.models import Threshold, Verdict, VerdictOutcome
+from verifier.models import Threshold
 from verifier.services import threshold_set
 
-NONE = "—"
+NONE = evidence.NONE
 
 
-def _asked_for(served: str | None, requested: str | None) -> str:
-    """A note when the server served another model than the one asked for."""
-    if requested and served != requested:
-        return f" (asked for {requested}: mismatch)"
-    return ""
-
-
-def _rate(value: float | None) -> str:
-    return NONE if value is None else f"{value * 100:.0f}%"
-
-
-def _letter_index(value: object) -> int | None:
-    if isinstance(value, str) and len(value) == 1 and value in OPTION_LETTERS:
-        return OPTION_LETTERS.index(value)
-    return None
-
-
-def _blind_summary(details: dict, options: list) -> str:
-    """One line for a verdict's blind answer: P(marked), and the option the checker chose if it disagreed."""
-    if isinstance(details.get("blind_missing"), dict):
-        return f"missing ({details['blind_missing'].get('reason', 'unknown')})"
-    blind = details.get("blind")
-    if not isinstance(blind, dict):
-        return NONE
-    summary = f"P(marked {blind.get('marked', '?')}) {_rate(blind.get('marked_probability'))}"
-    chose = details.get("checker_chose")
-    index = _letter_index(chose)
-    if index is not None:
-        text = options[index] if index < len(options) else details.get("checker_chose_text", "")
-        summary += f"; the checker chose {chose}. {text} ({_rate(details.get('checker_chose_probability'))})"
-    return summary
-
-
-def _member_blind(member) -> str:
-    if member.status in (PremiseCheck.UNVERIFIED, PremiseCheck.UNCHECKED):
-        return member.reason or NONE
-    if member.marked_probability is None:
-        return NONE
-    options = member.question.options
-    marked = OPTION_LETTERS[member.question.correct_index]
-    summary = f"P(marked {marked}) {_rate(member.marked_probability)}"
-    index = _letter_index(member.checker_chose)
-    if index is not None:
-        text = options[index] if index < len(options) else ""
-        chosen = member.blind_probabilities.get(member.checker_chose)
-        summary += f"; the checker chose {member.checker_chose}. {text} ({_rate(chosen)})"
-    return summary
-
-
-# -- filters ------------------------------------------------------------------------------------------------------
-
-
-class OutcomeFilter(admin.SimpleListFilter):
-    title = "gate outcome"
-    parameter_name = "outcome"
-
-    def lookups(self, request, model_admin):
-        return VerdictOutcome.choices
-
-    def queryset(self, request, queryset):
-        if self.value() in VerdictOutcome.values:
-            return queryset.filter(pk__in=Verdict.objects.filter(outcome=self.value()).values("question_id"))
-        return queryset
-
-
-class CheckerFilter(admin.SimpleListFilter):
-    title = "backend + model id"
-    parameter_name = "checker"
-
-    def lookups(self, request, model_admin):
-        pairs = Verdict.objects.order_by("backend", "model_id").values_list("backend", "model_id").distinct()
-        return [(f"{backend}|{model_id}", f"{backend} {model_id}".strip()) for backend, model_id in pairs]
-
-    def queryset(self, request, queryset):
-        if not self.value() or "|" not in self.value():
-            return queryset
-        backend, model_id = self.value().split("|", 1)
-        verdicts = Verdict.objects.filter(backend=backend, model_id=model_id)
-        return queryset.filter(pk__in=verdicts.values("question_id"))
-
-
-class YesNoFilter(admin.SimpleListFilter):
-    field = ""
-
-    def lookups(self, request, model_admin):
-        return [("yes", "Yes"), ("no", "No")]
-
-    def queryset(self, request, queryset):
-        if self.value() in ("yes", "no"):
-            return queryset.filter(**{self.field: self.value() == "yes"})
-        return queryset
-
-
-class ReportedFilter(YesNoFilter):
-    title = "reported by a player"
-    parameter_name = "reported"
-    field = "is_reported"
-
-
-class CrowdFilter(YesNoFilter):
-    title = "the crowd disagrees"
-    parameter_name = "crowd"
-    field = "is_crowd_flagged"
-
-
-class CheckerChoseFilter(YesNoFilter):
-    title = "the blind checker chose another option"
-    parameter_name = "checker_chose"
-    field = "checker_disagrees"
-
-
-class PremiseGroupFilter(admin.SimpleListFilter):
-    """One premise group: its origin and every member, shown together."""
-
-    title = "premise group"
-    parameter_name = "premise_group"
-
-    def lookups(self, request, model_admin):
-        groups = PremiseGroup.objects.order_by("-id").values_list("id", "origin_id")[:30]
-        return [(str(pk), f"#{pk} (from question {origin})") for pk, origin in groups]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        if not value or not value.isdigit():
-            return queryset
-        group = PremiseGroup.objects.filter(pk=int(value)).first()
-        if group is None:
-            return queryset.none()
-        return queryset.filter(Q(pk=group.origin_id) | Q(premise_memberships__group=group)).distinct()
-
-
-class LabelFilter(admin.SimpleListFilter):
-    title = "label"
-    parameter_name = "label"
-
-    def lookups(self, request, model_admin):
-        return [("none", "Not labelled"), ("any", "Labelled"), *ReviewLabel.choices]
-
-    def queryset(self, request, queryset):
-        if self.value() == "none":
-            return queryset.filter(label__isnull=True)
-        if self.value() == "any":
-            return queryset.filter(label__isnull=False)
-        if self.value() in ReviewLabel.values:
-            return queryset.filter(label=self.value())
-        return queryset
-
-
-class FlagRoomFilter(admin.SimpleListFilter):
-    """Rooms a question was flagged in (the lobby's admin widens this to every room that played it)."""
-
-    title = "room"
-    parameter_name = "room"
-
-    def lookups(self, request, model_admin):
-        codes = Flag.objects.exclude(room_code="").order_by("room_code").values_list("room_code", flat=True)
-        return [(code, code) for code in codes.distinct()[:50]]
-
-    def room_q(self, code: str) -> Q:
-        return Q(pk__in=Flag.objects.filter(room_code=code).values("question_id"))
-
-    def queryset(self, request, queryset):
-        if self.value():
-            return queryset.filter(self.room_q(self.value()))
-        return queryset
-
-
-# -- forms --------------------------------------------------------------------------------------------------------
-
-
-class LabelForm(forms.Form):
-    note = forms.CharField(
-        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), label="Note (optional)"
-    )
-
-
-class FixForm(forms.Form):
-    text = forms.CharField(max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 2, "cols": 80}), label="Question")
-    correct = forms.ChoiceField(label="Correct option", choices=[(letter, letter) for letter in OPTION_LETTERS])
-    explanation = forms.CharField(
-        max_length=MAX_EXPLANATION, required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 80})
-    )
-    source = forms.CharField(max_length=MAX_SOURCE, required=False)
-    note = forms.CharField(max_length=500, required=False, label="Note (why it was wrong)")
-    use_in_rounds = forms.BooleanField(
-        required=False, initial=False, label="Use the fixed version in its rounds (also in rooms being played now)"
-    )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for number, letter in enumerate(OPTION_LETTERS[:MAX_OPTIONS], start=1):
-            self.fields[f"option_{number}"] = forms.CharField(
-                max_length=MAX_OPTION, required=False, label=f"Option {letter}"
-            )
-        order = ["text", *[f"option_{n}" for n in range(1, MAX_OPTIONS + 1)], "correct", "explanation", "source"]
-        self.order_fields([*order, "note", "use_in_rounds"])
-
-    @classmethod
-    def initial_for(cls, question: Question) -> dict:
-        initial = {
-            "text": question.text,
-            "correct": OPTION_LETTERS[question.correct_index],
-            "explanation": question.explanation,
-            "source": question.source,
-            "use_in_rounds": False,
-        }
-        for number, option in enumerate(question.options, start=1):
-            initial[f"option_{number}"] = option
-        return initial
-
-    def raw_question(self) -> dict:
-        """The question as `clean_question` reads it; blank option slots are left out."""
-        data = self.cleaned_data
-        slots = [(OPTION_LETTERS[n - 1], data.get(f"option_{n}", "").strip()) for n in range(1, MAX_OPTIONS + 1)]
-        filled = [(letter, text) for letter, text in slots if text]
-        marked = [index for index, (letter, _) in enumerate(filled) if letter == data["correct"]]
-        if not marked:
-            raise InvalidQuestion(f"option {data['correct']}, marked correct, is empty")
-        return {
-            "text": data["text"],
-            "options": [text for _, text in filled],
-            "correct_index": marked[0],
-            "explanation": data.get("explanation", ""),
-            "source": data.get("source", ""),
-        }
+def _evidence(block: str, context: dict) -> SafeString:
+    # The template escapes every value it prints.
+    return mark_safe(render_to_string(f"admin/review/reviewitem/evidence/{block}.html", context))
 
 
 # -- the review queue ---------------------------------------------------------------------------------------------
@@ -353,7 +140,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
     @admin.display(description="checked by")
     def checker(self, obj) -> str:
         found = f"{obj.latest_backend or ''} {obj.latest_model_id or ''}".strip() or NONE
-        return found + _asked_for(obj.latest_model_id, obj.latest_requested_model_id)
+        return found + evidence.asked_for(obj.latest_model_id, obj.latest_requested_model_id)
 
     @admin.display(description="signals")
     def signals(self, obj) -> str:
@@ -384,206 +171,35 @@ class ReviewItemAdmin(admin.ModelAdmin):
     def queued_at(self, obj):
         return obj.queued_at
 
-    # -- the evidence on the question's page ----------------------------------------------------------------------
+    # -- the evidence on the question's page (templates/admin/review/reviewitem/evidence/) ------------------------
 
     @admin.display(description="question")
     def question_block(self, obj) -> SafeString:
-        options = format_html_join(
-            "",
-            '<li class="{}">{}. {}{}</li>',
-            (
-                (
-                    "marked" if index == obj.correct_index else "",
-                    OPTION_LETTERS[index],
-                    option,
-                    " ✓ (marked correct)" if index == obj.correct_index else "",
-                )
-                for index, option in enumerate(obj.options)
-            ),
-        )
-        return format_html(
-            '<p class="review-text"><strong>{}</strong></p><ul class="review-options">{}</ul>'
-            "<p><em>Explanation:</em> {}</p><p><em>Source:</em> {}</p>",
-            obj.text,
-            options,
-            obj.explanation or NONE,
-            obj.source or NONE,
-        )
+        return _evidence("question", evidence.question_evidence(question=obj))
 
     @admin.display(description="provenance")
     def provenance_block(self, obj) -> SafeString:
-        rounds = format_html_join(", ", "{}", ((entry.round.title,) for entry in obj.entries.select_related("round")))
-        fixed_from = Review.objects.filter(fixed_as=obj).values_list("question_id", flat=True).first()
-        return format_html(
-            "<p>{} · model id: {}{} · pack: {} · created {}</p><p>In rounds: {}</p>{}",
-            obj.get_provenance_display(),
-            obj.model_id or NONE,
-            f" (the server says {obj.served_model_id} wrote it: not the pinned model)" if obj.model_mismatch else "",
-            obj.pack.title if obj.pack else NONE,
-            obj.created_at.strftime("%Y-%m-%d %H:%M"),
-            rounds or NONE,
-            format_html("<p>Fixed copy of question {}.</p>", fixed_from) if fixed_from else "",
-        )
+        return _evidence("provenance", evidence.provenance_evidence(question=obj))
 
     @admin.display(description="verdicts")
     def verdicts_block(self, obj) -> SafeString:
-        verdicts = Verdict.objects.filter(question=obj).order_by("created_at", "id")
-        if not verdicts:
-            return format_html("{}", "No verdict: the gate did not see this question.")
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    v.created_at.strftime("%Y-%m-%d %H:%M"),
-                    v.backend,
-                    v.model_id + _asked_for(v.model_id, v.requested_model_id),
-                    v.outcome,
-                    NONE if v.score is None else f"{v.score:.3f}",
-                    f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
-                    ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
-                    _blind_summary(v.details if isinstance(v.details, dict) else {}, obj.options),
-                    " ".join(part for part in (v.reason, v.message) if part) or NONE,
-                )
-                for v in verdicts
-            ),
-        )
-        return format_html(
-            '<table class="review-table"><thead><tr><th>when</th><th>checker</th><th>outcome</th><th>score</th>'
-            "<th>threshold</th><th>probabilities</th><th>blind answer</th><th>reason</th></tr></thead>"
-            "<tbody>{}</tbody></table>",
-            rows,
-        )
+        return _evidence("verdicts", evidence.verdicts_evidence(question=obj))
 
     @admin.display(description="the blind checker")
     def blind_block(self, obj) -> SafeString:
-        """The latest verdict's blind answer, said plainly: which option the checker chose without the answer."""
-        verdict = Verdict.objects.filter(question=obj).exclude(details={}).order_by("-created_at", "-id").first()
-        details = verdict.details if verdict is not None and isinstance(verdict.details, dict) else {}
-        chose = details.get("checker_chose")
-        index = _letter_index(chose)
-        if index is not None:
-            text = obj.options[index] if index < len(obj.options) else details.get("checker_chose_text", "")
-            marked = OPTION_LETTERS[obj.correct_index]
-            return format_html(
-                '<p class="checker-chose"><strong>The checker chose {}. {}</strong> ({}) when asked without the '
-                "marked answer; the quiz marks {}. {} ({}).</p>",
-                chose,
-                text,
-                _rate(details.get("checker_chose_probability")),
-                marked,
-                obj.options[obj.correct_index],
-                _rate((details.get("blind") or {}).get("marked_probability")),
-            )
-        if "blind_missing" in details:
-            missing = details["blind_missing"] if isinstance(details["blind_missing"], dict) else {}
-            return format_html(
-                '<p class="blind-missing">The blind check is missing ({}): the score is the lower of the other '
-                "checks only.</p>",
-                missing.get("reason", "unknown"),
-            )
-        if isinstance(details.get("blind"), dict):
-            return format_html("<p>{}</p>", _blind_summary(details, obj.options))
-        return format_html("{}", NONE)
+        return _evidence("blind", evidence.blind_evidence(question=obj))
 
     @admin.display(description="premise groups")
     def premise_block(self, obj) -> SafeString:
-        groups = question_premise_groups(question=obj)
-        if not groups:
-            return format_html("{}", NONE)
-        changelist = reverse("admin:review_reviewitem_changelist")
-        blocks = []
-        for group in groups:
-            rows = format_html_join(
-                "",
-                '<tr class="{}"><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
-                (
-                    (
-                        "premise-this" if member.question_id == obj.pk else "",
-                        reverse("admin:review_reviewitem_change", args=[member.question_id]),
-                        member.question_id,
-                        member.question.text,
-                        ", ".join(member.shared) or NONE,
-                        member.get_status_display(),
-                        _member_blind(member),
-                    )
-                    for member in group.members.all()
-                ),
-            )
-            blocks.append(
-                format_html(
-                    '<div class="premise-group"><p><strong>Premise group #{}</strong>: question <a href="{}">{}</a> '
-                    '({}) {} · round: {} · <a href="{}?premise_group={}">see the group in the queue</a></p>'
-                    '<table class="review-table"><thead><tr><th>question</th><th>text</th><th>shares</th>'
-                    "<th>blind re-check</th><th>blind answer</th></tr></thead><tbody>{}</tbody></table></div>",
-                    group.pk,
-                    reverse("admin:review_reviewitem_change", args=[group.origin_id]),
-                    group.origin_id,
-                    group.get_trigger_display().lower(),
-                    "(this question)" if group.origin_id == obj.pk else "",
-                    group.round.title if group.round else NONE,
-                    changelist,
-                    group.pk,
-                    rows,
-                )
-            )
-        return format_html_join("", "{}", ((block,) for block in blocks))
+        return _evidence("premise", evidence.premise_evidence(question=obj))
 
     @admin.display(description="players' reports")
     def reports_block(self, obj) -> SafeString:
-        flags = question_flags(question=obj, kind=FlagKind.REPORTED)
-        if not flags:
-            return format_html("{}", NONE)
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    f.created_at.strftime("%Y-%m-%d %H:%M"),
-                    f.room_code,
-                    f.detail.get("player", ""),
-                    f.detail.get("text") or "(no words)",
-                )
-                for f in flags
-            ),
-        )
-        return format_html(
-            '<table class="review-table review-reports"><thead><tr><th>when</th><th>room</th><th>player</th>'
-            "<th>words</th></tr></thead><tbody>{}</tbody></table>",
-            rows,
-        )
+        return _evidence("reports", evidence.reports_evidence(question=obj))
 
     @admin.display(description="the crowd")
     def crowd_block(self, obj) -> SafeString:
-        flags = question_flags(question=obj, kind=FlagKind.CROWD)
-        if not flags:
-            return format_html("{}", NONE)
-
-        def chose(flag: Flag) -> str:
-            option = flag.detail.get("option")
-            if isinstance(option, int) and 0 <= option < len(obj.options):
-                return f"{OPTION_LETTERS[option]}. {obj.options[option]}"
-            return NONE
-
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    f.created_at.strftime("%Y-%m-%d %H:%M"),
-                    f.room_code,
-                    f.detail.get("answers", ""),
-                    chose(f),
-                    _rate(f.detail.get("share")),
-                )
-                for f in flags
-            ),
-        )
-        return format_html(
-            '<table class="review-table"><thead><tr><th>when</th><th>room</th><th>answers</th><th>most chose</th>'
-            "<th>share</th></tr></thead><tbody>{}</tbody></table>",
-            rows,
-        )
+        return _evidence("crowd", evidence.crowd_evidence(question=obj))
 
     @admin.display(description="how players answered")
     def answers_block(self, obj) -> SafeString:
@@ -594,28 +210,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="labels (latest first)")
     def reviews_block(self, obj) -> SafeString:
-        reviews = Review.objects.filter(question=obj).select_related("reviewer", "fixed_as")
-        if not reviews:
-            return format_html("{}", "Not labelled yet.")
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    r.created_at.strftime("%Y-%m-%d %H:%M"),
-                    r.label,
-                    r.reviewer.get_username() if r.reviewer else "(import)",
-                    r.note or NONE,
-                    f"question {r.fixed_as_id}" if r.fixed_as_id else NONE,
-                )
-                for r in reviews
-            ),
-        )
-        return format_html(
-            '<table class="review-table review-labels"><thead><tr><th>when</th><th>label</th><th>by</th>'
-            "<th>note</th><th>fixed as</th></tr></thead><tbody>{}</tbody></table>",
-            rows,
-        )
+        return _evidence("reviews", evidence.reviews_evidence(question=obj))
 
     # -- pages and actions ----------------------------------------------------------------------------------------
 
@@ -772,13 +367,6 @@ class FlagAdmin(admin.ModelAdmin):
         return False
 
 
-class ThresholdStoreForm(forms.Form):
-    backend = forms.CharField(max_length=20)
-    model_id = forms.CharField(max_length=200)
-    value = forms.FloatField(min_value=0.0, max_value=1.0)
-    note = forms.CharField(max_length=300, required=False)
-
-
 @admin.register(Threshold)
 class ThresholdAdmin(admin.ModelAdmin):
     list_display = ["backend", "model_id", "value", "note", "updated_by", "updated_at"]
@@ -858,11 +446,11 @@ class ThresholdAdmin(admin.ModelAdmin):
                     {
                         "row": row,
                         "threshold": f"{row.threshold:g}",
-                        "precision": _rate(row.precision),
-                        "shown": _rate(row.shown_share),
-                        "error_shown": _rate(row.error_rate_shown),
-                        "catch": _rate(row.catch_rate),
-                        "false_drop": _rate(row.false_drop_rate),
+                        "precision": evidence.rate(row.precision),
+                        "shown": evidence.rate(row.shown_share),
+                        "error_shown": evidence.rate(row.error_rate_shown),
+                        "catch": evidence.rate(row.catch_rate),
+                        "false_drop": evidence.rate(row.false_drop_rate),
                         "safe": result.widest_safe is not None and row.threshold == result.widest_safe.threshold,
                     }
                     for row in result.rows
