@@ -2,9 +2,10 @@ from django.contrib import admin, messages
 from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from lobby import review
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
@@ -69,32 +70,25 @@ class PlayedRoomFilter(FlagRoomFilter):
 
 def answers_block(model_admin, obj):
     plays = [play for play in review.question_plays(question=obj) if play.answers or play.closed]
-    if not plays:
-        return format_html("{}", "Not played yet.")
-    rows = format_html_join(
-        "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        (
-            (
-                play.room.code,
-                play.question_index + 1,
-                play.answers,
-                " · ".join(
+    total = [sum(play.distribution[i] for play in plays) for i in range(len(obj.options))]
+    context = {
+        "rows": [
+            {
+                "room": play.room.code,
+                "number": play.question_index + 1,
+                "answers": play.answers,
+                "chosen": " · ".join(
                     f"{OPTION_LETTERS[i]}{' ✓' if i == obj.correct_index else ''}: {n}"
                     for i, n in enumerate(play.distribution)
                 ),
-                "voided" if play.voided else ("closed" if play.closed else "open"),
-            )
+                "state": "voided" if play.voided else ("closed" if play.closed else "open"),
+            }
             for play in plays
-        ),
-    )
-    total = [sum(play.distribution[i] for play in plays) for i in range(len(obj.options))]
-    return format_html(
-        '<table class="review-table review-answers"><thead><tr><th>room</th><th>question #</th><th>answers</th>'
-        "<th>chosen</th><th>state</th></tr></thead><tbody>{}</tbody></table><p>All rooms: {}</p>",
-        rows,
-        " · ".join(f"{OPTION_LETTERS[i]}: {n}" for i, n in enumerate(total)) or NONE,
-    )
+        ],
+        "total": " · ".join(f"{OPTION_LETTERS[i]}: {n}" for i, n in enumerate(total)) or NONE,
+    }
+    # The template escapes every value it prints.
+    return mark_safe(render_to_string("admin/lobby/review_answers.html", context))
 
 
 def void_urls(model_admin):

@@ -6,7 +6,7 @@ from django.db.models.functions import Coalesce
 from quiz.models import Question
 from review.models import Flag, FlagKind, PremiseGroup, PremiseMember, Review, ReviewItem
 from review.sweep import LabelledScore
-from verifier.gate import BLIND_MISSING_PREFIX, CHECKER_DISAGREES
+from verifier.decisions import BLIND_MISSING_PREFIX, CHECKER_DISAGREES
 from verifier.models import Verdict, VerdictOutcome
 
 # The verdict reason of an imported graded set (`sweep --import`): already labelled, it does not queue a question.

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from verifier.gate import GateDecision
+from verifier.decisions import GateDecision
 from verifier.models import Threshold, Verdict
 
 
