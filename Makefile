@@ -50,6 +50,7 @@ browser:
 
 # Runs against PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, SQLite + in-memory otherwise.
 test: install-dev browser
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -rs
 
 lint:

@@ -28,7 +28,7 @@ from quiz.conf import writer_config  # noqa: E402
 from quiz.writer import RoundSpec, RoundWriter  # noqa: E402
 from tests.fakes.writer_server import WriterServer  # noqa: E402
 from verifier.conf import gate_config  # noqa: E402
-from verifier.services import Gate  # noqa: E402
+from verifier.gate import Gate  # noqa: E402
 
 
 async def one_round(count: int) -> tuple[float, float, float, int]:

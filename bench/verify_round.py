@@ -32,7 +32,7 @@ from django.conf import settings  # noqa: E402
 from tests.fakes.model_server import ModelServer  # noqa: E402
 from verifier.breaker import breaker_for  # noqa: E402
 from verifier.conf import gate_config  # noqa: E402
-from verifier.services import Gate, GateItem  # noqa: E402
+from verifier.gate import Gate, GateItem  # noqa: E402
 
 
 def candidates(count: int) -> list[GateItem]:

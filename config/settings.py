@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "csp",
     "quiz",
     "verifier",
+    "review",
     "lobby",
 ]
 
@@ -246,7 +247,7 @@ QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSI
 QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
 QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
-# The gate (verifier/): off | systemone | llm. See verifier/conf.py.
+# The gate (verifier/): off | systemone | llm. Each default is declared here only; verifier/conf.py reads these.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
 VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
 VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
@@ -257,19 +258,23 @@ VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
 VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
 VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
+# Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
 VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
 VERIFIER_UNSUPPORTED_DETAIL_MAX = env.float("VERIFIER_UNSUPPORTED_DETAIL_MAX", default=0.15)
 VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.10)
 # Blind re-answer: the checker picks the right option without seeing the marked one; P(marked) joins the min.
 VERIFIER_BLIND = env.bool("VERIFIER_BLIND", default=True)
+# "The checker chose X": another option got at least this probability (and more than the marked one).
 VERIFIER_BLIND_DISAGREE = env.float("VERIFIER_BLIND_DISAGREE", default=0.5)
 # Circuit breaker per backend + model id (shared through the cache, so through Redis when REDIS_URL is set):
 # this many calls in a row that find the checker unavailable open it; after the cool-down one probe may go.
 VERIFIER_BREAKER_FAILURES = env.int("VERIFIER_BREAKER_FAILURES", default=5)
 VERIFIER_BREAKER_COOLDOWN = env.float("VERIFIER_BREAKER_COOLDOWN", default=30.0)
 
-# Review: the crowd signal ("the crowd disagrees") and the sweep's trust floor.
+# Review: the crowd signal (after a question closes, at least CROWD_MIN_ANSWERS answers and at least
+# CROWD_MAJORITY of them on one unmarked option flag it "the crowd disagrees"), and the sweep's trust floor
+# (it warns when either class, good or defective, has fewer labels than VERIFIER_SWEEP_MIN_LABELS).
 CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)
 CROWD_MAJORITY = env.float("CROWD_MAJORITY", default=0.6)
 VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)

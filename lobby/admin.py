@@ -2,16 +2,17 @@ from django.contrib import admin, messages
 from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from lobby import review
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from quiz.validation import OPTION_LETTERS
-from verifier.admin import NONE, FlagRoomFilter, ReviewItemAdmin
-from verifier.models import ReviewItem
-from verifier.selectors import latest_label
+from review.admin import NONE, FlagRoomFilter
+from review.admin_hooks import ReviewPanel, review_panel_register
+from review.selectors import latest_label
 
 
 @admin.register(Room)
@@ -47,7 +48,7 @@ class VoidedQuestionAdmin(admin.ModelAdmin):
 admin.site.register(Answer)
 
 
-# -- the review queue's game half ----------------------------------------------------------------------------------
+# -- the review queue's game half (registered into review's admin through its extension point) --------------------
 
 
 class PlayedRoomFilter(FlagRoomFilter):
@@ -67,82 +68,77 @@ class PlayedRoomFilter(FlagRoomFilter):
         return queryset
 
 
-admin.site.unregister(ReviewItem)
+def answers_block(model_admin, obj):
+    plays = [play for play in review.question_plays(question=obj) if play.answers or play.closed]
+    total = [sum(play.distribution[i] for play in plays) for i in range(len(obj.options))]
+    context = {
+        "rows": [
+            {
+                "room": play.room.code,
+                "number": play.question_index + 1,
+                "answers": play.answers,
+                "chosen": " · ".join(
+                    f"{OPTION_LETTERS[i]}{' ✓' if i == obj.correct_index else ''}: {n}"
+                    for i, n in enumerate(play.distribution)
+                ),
+                "state": "voided" if play.voided else ("closed" if play.closed else "open"),
+            }
+            for play in plays
+        ],
+        "total": " · ".join(f"{OPTION_LETTERS[i]}: {n}" for i, n in enumerate(total)) or NONE,
+    }
+    # The template escapes every value it prints.
+    return mark_safe(render_to_string("admin/lobby/review_answers.html", context))
 
 
-@admin.register(ReviewItem)
-class GameReviewItemAdmin(ReviewItemAdmin):
-    list_filter = [PlayedRoomFilter if f is FlagRoomFilter else f for f in ReviewItemAdmin.list_filter]
+def void_urls(model_admin):
+    def view(request, object_id):
+        return void_view(model_admin, request, object_id)
 
-    @admin.display(description="how players answered")
-    def answers_block(self, obj):
-        plays = [play for play in review.question_plays(question=obj) if play.answers or play.closed]
-        if not plays:
-            return format_html("{}", "Not played yet.")
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (
-                    play.room.code,
-                    play.question_index + 1,
-                    play.answers,
-                    " · ".join(
-                        f"{OPTION_LETTERS[i]}{' ✓' if i == obj.correct_index else ''}: {n}"
-                        for i, n in enumerate(play.distribution)
-                    ),
-                    "voided" if play.voided else ("closed" if play.closed else "open"),
-                )
-                for play in plays
-            ),
-        )
-        total = [sum(play.distribution[i] for play in plays) for i in range(len(obj.options))]
-        return format_html(
-            '<table class="review-table review-answers"><thead><tr><th>room</th><th>question #</th><th>answers</th>'
-            "<th>chosen</th><th>state</th></tr></thead><tbody>{}</tbody></table><p>All rooms: {}</p>",
-            rows,
-            " · ".join(f"{OPTION_LETTERS[i]}: {n}" for i, n in enumerate(total)) or NONE,
-        )
+    return [path("<path:object_id>/void/", model_admin.admin_site.admin_view(view), name="review_reviewitem_void")]
 
-    def get_urls(self):
-        wrap = self.admin_site.admin_view
-        return [
-            path("<path:object_id>/void/", wrap(self.void_view), name="verifier_reviewitem_void"),
-            *super().get_urls(),
-        ]
 
-    def tool_links(self, request, obj):
-        links = super().tool_links(request, obj)
-        if links:
-            links.append(("Void in a room", reverse("admin:verifier_reviewitem_void", args=[obj.pk])))
-        return links
+def void_link(model_admin, request, obj):
+    return [("Void in a room", reverse("admin:review_reviewitem_void", args=[obj.pk]))]
 
-    def void_view(self, request, object_id):
-        self._check_review(request)
-        question = get_object_or_404(self.get_queryset(request), pk=object_id)
-        plays = [play for play in review.question_plays(question=question) if play.closed]
-        if request.method == "POST":
-            played = {(play.room.code, str(play.question_index)): play for play in plays}
-            play = played.get((request.POST.get("room", ""), request.POST.get("question_index", "")))
-            if play is None:
-                self.message_user(request, "That room has not played and closed this question.", messages.ERROR)
-                return HttpResponseRedirect(request.path)
-            room, index = play.room, play.question_index
-            try:
-                review.question_void(room_id=room.pk, question_index=index, reviewer=request.user)
-            except review.VoidRefused as refused:
-                self.message_user(request, str(refused), messages.ERROR)
-            else:
-                self.message_user(
-                    request, f"Question {index + 1} voided in room {room.code}; scores recomputed.", messages.SUCCESS
-                )
+
+def void_view(model_admin, request, object_id):
+    model_admin.check_review(request)
+    question = get_object_or_404(model_admin.get_queryset(request), pk=object_id)
+    plays = [play for play in review.question_plays(question=question) if play.closed]
+    if request.method == "POST":
+        played = {(play.room.code, str(play.question_index)): play for play in plays}
+        play = played.get((request.POST.get("room", ""), request.POST.get("question_index", "")))
+        if play is None:
+            model_admin.message_user(request, "That room has not played and closed this question.", messages.ERROR)
             return HttpResponseRedirect(request.path)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Void question {question.pk} in a room",
-            "question": question,
-            "label": latest_label(question_id=question.pk),
-            "plays": plays,
-        }
-        return TemplateResponse(request, "admin/verifier/reviewitem/void.html", context)
+        room, index = play.room, play.question_index
+        try:
+            review.question_void(room_id=room.pk, question_index=index, reviewer=request.user)
+        except review.VoidRefused as refused:
+            model_admin.message_user(request, str(refused), messages.ERROR)
+        else:
+            model_admin.message_user(
+                request, f"Question {index + 1} voided in room {room.code}; scores recomputed.", messages.SUCCESS
+            )
+        return HttpResponseRedirect(request.path)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": f"Void question {question.pk} in a room",
+        "question": question,
+        "label": latest_label(question_id=question.pk),
+        "plays": plays,
+    }
+    return TemplateResponse(request, "admin/review/reviewitem/void.html", context)
+
+
+review_panel_register(
+    ReviewPanel(
+        name="lobby",
+        answers=answers_block,
+        room_filter=PlayedRoomFilter,
+        urls=void_urls,
+        tool_links=void_link,
+    )
+)

@@ -16,10 +16,10 @@ from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from quiz.models import Question, RoundQuestion
 from quiz.selectors import round_question_at, round_question_facts
+from review.models import FlagKind, ReviewLabel
+from review.selectors import latest_label
+from review.services import flag_record
 from verifier import conf
-from verifier.models import FlagKind, ReviewLabel
-from verifier.selectors import latest_label
-from verifier.services import flag_record
 
 logger = logging.getLogger(__name__)
 

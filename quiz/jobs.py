@@ -28,6 +28,7 @@ from quiz.exceptions import QuizError
 from quiz.gen_limits import generation_admission
 from quiz.models import GenerationJob, GenerationStatus, Provenance, Question, Round
 from quiz.services import question_create, round_create
+from quiz.signals import round_generated
 from quiz.writer import (
     DIFFICULTIES,
     LANGUAGES,
@@ -39,8 +40,8 @@ from quiz.writer import (
     WriteOutcome,
     WriterProgress,
 )
-from verifier.models import PremiseTrigger
-from verifier.services import Gate, premise_groups_create, verdict_record
+from verifier.gate import Gate
+from verifier.services import verdict_record
 
 logger = logging.getLogger(__name__)
 
@@ -417,7 +418,7 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
     # Round-mates of what the gate dropped may rest on the same wrong premise: grouped and re-checked blind.
     dropped_ids = [questions[c.key].pk for c in kept if c.decision is not None and not c.decision.playable]
     if gated and dropped_ids:
-        premise_groups_create(origin_ids=dropped_ids, round_id=round_.pk, trigger=PremiseTrigger.DROPPED)
+        round_generated.send(sender=GenerationJob, round_id=round_.pk, dropped_ids=dropped_ids)
     job.round = round_
     job.question_marks = {str(questions[key].pk): mark for key, mark in outcome.marks.items()}
     job.status = GenerationStatus.DONE

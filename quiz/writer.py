@@ -25,7 +25,7 @@ from quiz.models import CheckStatus
 from quiz.validation import MAX_SOURCE, QuestionData, clean_question
 from verifier.backends.replies import ReplyRefused, guarded_http_client
 from verifier.breaker import UNAVAILABLE
-from verifier.services import ROUND_BUDGET, Gate, GateDecision, GateItem
+from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from lobby.models import Answer, Player, Report, Room
 from quiz.models import CheckStatus, GenerationJob, Pack, Provenance, Question, Round
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
-from verifier.models import Flag, Threshold, Verdict, VerdictOutcome
+from review.models import Flag
+from verifier.models import Threshold, Verdict, VerdictOutcome
 from verifier.services import threshold_set
 
 # The default round. Q1 marks option 1 of 4, Q2 option 2 of 4, Q3 option 0 of 3 (tests count on it).

@@ -1,4 +1,4 @@
-"""The gate's settings, each with its default, read at call time so tests can override them."""
+"""The gate's settings, read at call time so tests can override them. Their defaults live in config/settings.py."""
 
 import re
 from dataclasses import dataclass
@@ -8,41 +8,11 @@ from django.conf import settings
 
 BACKENDS = ("off", "systemone", "llm")
 
-DEFAULTS: dict[str, Any] = {
-    "VERIFIER_BACKEND": "off",
-    "VERIFIER_MODEL": "",
-    "VERIFIER_API_KEY": "",
-    "VERIFIER_BASE_URL": "",
-    "VERIFIER_TIMEOUT": 6.0,
-    "VERIFIER_CONCURRENCY": 4,
-    "VERIFIER_DOCUMENT_FIELD": "document",
-    "VERIFIER_ALLOW_MODEL_ALIAS": False,
-    "VERIFIER_MAX_BODY_BYTES": 256 * 1024,
-    "VERIFIER_DEFAULT_THRESHOLD": 0.6,
-    "VERIFIER_SUPPORTED_MIN": 0.85,
-    "VERIFIER_ANSWERS_QUESTION_MIN": 0.80,
-    "VERIFIER_UNSUPPORTED_DETAIL_MAX": 0.15,
-    "VERIFIER_CONTRADICTION_MAX": 0.10,
-    # Blind re-answering: the checker answers the question without seeing the marked option; P(marked) is a
-    # third score in the min. On by default wherever the backend can ask it (systemone, llm).
-    "VERIFIER_BLIND": True,
-    # "The checker chose X": another option got at least this probability (and more than the marked one).
-    "VERIFIER_BLIND_DISAGREE": 0.5,
-    # The crowd signal: after a question closes, at least this many answers, and at least this share on one
-    # option that is not the marked one, flag the question "the crowd disagrees".
-    "CROWD_MIN_ANSWERS": 5,
-    "CROWD_MAJORITY": 0.6,
-    # The circuit breaker (verifier/breaker.py): this many calls in a row that find the checker unavailable
-    # (timeouts, refused connections, 5xx, 429) open it; after the cool-down (seconds) one probe call may go.
-    "VERIFIER_BREAKER_FAILURES": 5,
-    "VERIFIER_BREAKER_COOLDOWN": 30.0,
-    # The sweep warns when either class (good, defective) has fewer labels than this.
-    "VERIFIER_SWEEP_MIN_LABELS": 10,
-}
-
 
 def setting(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
+    # Every default is declared once, in config/settings.py (the one env reader, the README's settings table):
+    # a name missing there is a programming error, not something to paper over with a second default here.
+    return getattr(settings, name)
 
 
 def backend_name() -> str:
@@ -115,10 +85,10 @@ def sweep_min_labels() -> int:
 
 @dataclass(frozen=True)
 class GroundedBounds:
-    supported_min: float = 0.85
-    answers_question_min: float = 0.80
-    unsupported_detail_max: float = 0.15
-    contradiction_max: float = 0.10
+    supported_min: float
+    answers_question_min: float
+    unsupported_detail_max: float
+    contradiction_max: float
 
 
 def grounded_bounds() -> GroundedBounds:
@@ -144,10 +114,10 @@ class GateConfig:
     max_body_bytes: int
     default_threshold: float
     grounded_bounds: GroundedBounds
-    blind: bool = True
-    blind_disagree: float = 0.5
-    breaker_failures: int = 5
-    breaker_cooldown: float = 30.0
+    blind: bool
+    blind_disagree: float
+    breaker_failures: int
+    breaker_cooldown: float
 
 
 def gate_config() -> GateConfig:

@@ -52,7 +52,7 @@ def test_a_host_page_sends_the_policy(make_room):
 
 
 def test_the_admin_may_add_inline_style_but_never_inline_script(admin_client):
-    for url in ["/admin/", "/admin/verifier/reviewitem/", "/admin/lobby/room/", "/admin/login/"]:
+    for url in ["/admin/", "/admin/review/reviewitem/", "/admin/lobby/room/", "/admin/login/"]:
         response = admin_client.get(url, follow=True)
         assert response.status_code == 200, url
         directives = policy(response)

@@ -92,7 +92,7 @@ def test_no_page_breaks_the_policy_and_the_websockets_connect(admin_user, packs,
     admin.page.get_by_role("button", name="Log in").click()
     expect(admin.page.get_by_text("Site administration")).to_be_visible()
     # The sweep page carries its own <style> block: allowed in the admin only.
-    paths = ["/admin/verifier/reviewitem/", "/admin/verifier/threshold/", "/admin/verifier/threshold/sweep/"]
+    paths = ["/admin/review/reviewitem/", "/admin/verifier/threshold/", "/admin/verifier/threshold/sweep/"]
     for path in [*paths, "/admin/lobby/room/"]:
         admin.page.goto(f"{live_url}{path}")
         expect(admin.page.locator("#content")).to_be_visible()

@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from review.services import review_label
 from tests.browser.conftest import browser, live_url  # noqa: F401
 from tests.factories import FlagFactory, QuestionFactory, VerdictFactory
-from verifier.services import review_label
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -29,7 +29,7 @@ def flagged(transactional_db):
 
 def test_a_reviewer_labels_a_flagged_question_and_sees_the_sweep(flagged, live_url, browser):  # noqa: F811
     page = browser.new_context().new_page()
-    page.goto(f"{live_url}/admin/login/?next=/admin/verifier/reviewitem/")
+    page.goto(f"{live_url}/admin/login/?next=/admin/review/reviewitem/")
     page.get_by_label("Username").fill("reviewer")
     page.get_by_label("Password").fill("a-long-test-password")
     page.get_by_role("button", name="Log in").click()
@@ -49,7 +49,7 @@ def test_a_reviewer_labels_a_flagged_question_and_sees_the_sweep(flagged, live_u
     expect(labels.first).to_contain_text("reviewer")
     expect(labels.first).to_contain_text("The marked answer is right; the wording was not")
 
-    page.goto(f"{live_url}/admin/verifier/reviewitem/")
+    page.goto(f"{live_url}/admin/review/reviewitem/")
     page.get_by_role("link", name="Threshold sweep").click()
     expect(page.get_by_role("heading", name="systemone jev-1.13.0")).to_be_visible()
     expect(page.locator("svg.sweep-chart polyline.catch-rate")).to_have_count(1)

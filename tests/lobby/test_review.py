@@ -10,10 +10,10 @@ from lobby import events, review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
+from review.models import Flag
+from review.services import review_label
 from tests.factories import AnswerFactory, FlagFactory, PlayerFactory
 from tests.support.communicator import Client
-from verifier.models import Flag
-from verifier.services import review_label
 
 # SAMPLE (tests/factories.py): Q1 marks option 1 of 4, Q2 option 2 of 4, Q3 option 0 of 3.
 
@@ -213,10 +213,10 @@ def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
     created, ann, bo = _three_questions_played(make_room)
     question = created.room.round.entries.get(position=1).question
     FlagFactory(question=question, kind="reported", room_code=created.room.code, detail={"text": "wrong"})
-    url = f"/admin/verifier/reviewitem/{question.pk}/void/"
+    url = f"/admin/review/reviewitem/{question.pk}/void/"
     page = admin_client.get(url).content.decode()
     assert "Label the question defective before voiding it" in page
-    change = admin_client.get(f"/admin/verifier/reviewitem/{question.pk}/change/").content.decode()
+    change = admin_client.get(f"/admin/review/reviewitem/{question.pk}/change/").content.decode()
     assert created.room.code in change and "C ✓: 2" in change  # how the room's players answered
     review_label(question=question, label="defective")
     assert f"Void in {created.room.code}" in admin_client.get(url).content.decode()
@@ -229,7 +229,7 @@ def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
     assert voided.question == question and voided.reviewer.username == "admin"
     ann.refresh_from_db()
     assert ann.score == 2100
-    in_room = admin_client.get(f"/admin/verifier/reviewitem/?room={created.room.code}").content.decode()
+    in_room = admin_client.get(f"/admin/review/reviewitem/?room={created.room.code}").content.decode()
     assert f'value="{question.pk}"' in in_room
 
 

@@ -23,8 +23,8 @@ from tests.fakes.writer_server import Turn, WriterServer, good_question, good_re
 from verifier.backends.base import GateFailure
 from verifier.breaker import UNAVAILABLE, breaker_for, configured_breaker_state
 from verifier.conf import gate_config
+from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
 from verifier.models import Verdict
-from verifier.services import ROUND_BUDGET, ROUND_GRACE, Gate
 
 WRITER_MODEL = "writer-2025-01-01"
 
@@ -498,11 +498,11 @@ def test_the_hosts_page_says_the_checker_is_unavailable(gate_on, client, setting
 def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog, monkeypatch):
     from quiz import writer as writer_module
     from quiz.jobs import generation_job_create, generation_round_questions, generation_run
-    from verifier import services
+    from verifier import gate as gate_module
 
     # "Once per process": start from a process that has not warned yet.
     monkeypatch.setattr(writer_module, "_mismatches_warned", set())
-    monkeypatch.setattr(services, "_mismatches_warned", set())
+    monkeypatch.setattr(gate_module, "_mismatches_warned", set())
 
     gate_on.writer.served_model = "qwen2.5-0.5b-instruct"
     gate_on.script.served_model = "jev-1.14.0"

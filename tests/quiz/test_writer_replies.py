@@ -16,7 +16,7 @@ from tests.fakes.process import marker
 from tests.fakes.writer_server import ENDLESS_COMPLETE, good_question, good_reply
 from tests.support.memory import peak_allocation
 from verifier.conf import gate_config
-from verifier.services import Gate
+from verifier.gate import Gate
 
 TIMEOUT = 3.0  # QUIZ_WRITER_TIMEOUT here
 SLACK = 1.0

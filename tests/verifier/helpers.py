@@ -2,7 +2,7 @@ import math
 import time
 from contextlib import contextmanager
 
-from verifier.services import GateItem
+from verifier.gate import GateItem
 
 
 def item(n: int = 1, *, explanation: str = "Because it is.", text: str | None = None) -> GateItem:

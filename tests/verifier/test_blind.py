@@ -11,6 +11,8 @@ from jsonschema import Draft202012Validator
 from quiz.models import Provenance
 from quiz.services import question_create
 from quiz.validation import QuestionData
+from review.labelled_set import labelled_set_import
+from review.selectors import review_queue
 from tests.fakes.model_server import SYSTEMONE_REQUEST_SCHEMA
 from tests.verifier.conftest import TEST_TIMEOUT
 from tests.verifier.helpers import item
@@ -18,9 +20,9 @@ from verifier import policy
 from verifier.backends.base import GateFailure
 from verifier.backends.llm import letter_probabilities
 from verifier.backends.systemone import systemone_blind_body, systemone_choice_probabilities
+from verifier.gate import Gate, GateItem
 from verifier.prompts import blind_document
-from verifier.selectors import review_queue
-from verifier.services import Gate, GateItem, labelled_set_import, verdict_record
+from verifier.services import verdict_record
 
 SLACK = 0.35
 APPLE_CUP = GateItem(
@@ -324,11 +326,11 @@ def test_the_checker_chose_is_shown_in_the_review_admin(systemone, admin_client)
     data = QuestionData(text=APPLE_CUP.text, options=APPLE_CUP.options, correct_index=0, explanation="x")
     question = question_create(data=data, provenance=Provenance.MODEL, model_id="writer-1")
     verdict_record(question_id=question.pk, decision=decision)
-    page = admin_client.get(f"/admin/verifier/reviewitem/{question.pk}/change/").content.decode()
+    page = admin_client.get(f"/admin/review/reviewitem/{question.pk}/change/").content.decode()
     assert "The checker chose B. Washington State</strong> (78%)" in page
     assert "the quiz marks A. Washington (18%)" in page
     assert "P(marked A) 18%; the checker chose B. Washington State (78%)" in page
-    listing = admin_client.get("/admin/verifier/reviewitem/?checker_chose=yes").content.decode()
+    listing = admin_client.get("/admin/review/reviewitem/?checker_chose=yes").content.decode()
     assert f'value="{question.pk}"' in listing and "checker chose another option" in listing
 
 
@@ -337,7 +339,7 @@ def test_a_missing_blind_check_is_shown_and_queued(admin_client):
     question = question_create(
         data=QuestionData(text="Q?", options=("a", "b"), correct_index=0), provenance=Provenance.MODEL
     )
-    from verifier.services import GateDecision
+    from verifier.gate import GateDecision
 
     verdict_record(
         question_id=question.pk,
@@ -356,7 +358,7 @@ def test_a_missing_blind_check_is_shown_and_queued(admin_client):
         ),
     )
     assert question.pk in review_queue().values_list("pk", flat=True)
-    page = admin_client.get(f"/admin/verifier/reviewitem/{question.pk}/change/").content.decode()
+    page = admin_client.get(f"/admin/review/reviewitem/{question.pk}/change/").content.decode()
     assert "The blind check is missing (timeout)" in page and "missing (timeout)" in page
 
 
@@ -367,8 +369,8 @@ def test_a_missing_blind_check_is_shown_and_queued(admin_client):
 def test_a_labelled_set_with_blind_answers_imports_p_marked_as_the_third_check():
     from pathlib import Path
 
-    from verifier.selectors import labelled_scores
-    from verifier.services import labelled_set_items
+    from review.labelled_set import labelled_set_items
+    from review.selectors import labelled_scores
 
     data = json.loads((Path(__file__).parent / "data" / "blind_labelled.json").read_text())
     assert "Illustrative" in data["about"]

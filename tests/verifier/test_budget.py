@@ -4,7 +4,7 @@ import pytest
 
 from tests.verifier.helpers import budget_seconds, items, stopwatch
 from verifier.breaker import UNAVAILABLE, configured_breaker_state
-from verifier.services import ROUND_BUDGET, ROUND_GRACE, Gate
+from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
 
 LATENCY = 0.1
 SLACK = 0.3

@@ -10,7 +10,7 @@ from tests.fakes.bombs import BOMB_DECODED_BYTES
 from tests.fakes.process import marker
 from tests.support.memory import peak_allocation
 from tests.verifier.helpers import item, stopwatch
-from verifier.services import Gate
+from verifier.gate import Gate
 
 TIMEOUT = 2.0  # VERIFIER_TIMEOUT here: long enough that "refused at once" and "cut at the deadline" differ
 SLACK = 1.0

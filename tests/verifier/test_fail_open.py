@@ -7,7 +7,7 @@ import pytest
 
 from tests.verifier.conftest import TEST_TIMEOUT
 from tests.verifier.helpers import budget_seconds, items, stopwatch
-from verifier.services import ROUND_BUDGET, ROUND_GRACE, Gate
+from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
 
 ROUND = 3
 CALLS_PER_QUESTION = 2  # systemone: the checks, and the blind question in a call of its own

@@ -5,8 +5,8 @@ import pytest
 from tests.verifier.helpers import item
 from verifier.backends.base import GateFailure
 from verifier.backends.llm import yes_probability
+from verifier.gate import Gate
 from verifier.prompts import CHECKS
-from verifier.services import Gate
 
 pytestmark = pytest.mark.usefixtures("llm")
 

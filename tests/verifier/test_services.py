@@ -5,9 +5,11 @@ from asgiref.sync import async_to_sync
 
 from quiz.models import Question
 from tests.verifier.helpers import item, items
-from verifier import services
+from verifier import gate as gate_module
+from verifier.gate import Gate, GateDecision, gate_check
 from verifier.models import Threshold, Verdict
-from verifier.services import Gate, GateDecision, gate_check, threshold_for, verdict_record
+from verifier.selectors import threshold_for
+from verifier.services import verdict_record
 
 
 def _question() -> Question:
@@ -136,7 +138,7 @@ def _run_round(count: int = 2) -> list[GateDecision]:
 @pytest.fixture
 def fresh_mismatch_log(monkeypatch):
     # "Once per process": a test that looks for the warning needs a process that has not logged it yet.
-    monkeypatch.setattr(services, "_mismatches_warned", set())
+    monkeypatch.setattr(gate_module, "_mismatches_warned", set())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -5,7 +5,7 @@ from jsonschema import Draft202012Validator
 
 from tests.fakes.model_server import SYSTEMONE_REQUEST_SCHEMA
 from tests.verifier.helpers import item, items
-from verifier.services import Gate, GateItem, gate_check
+from verifier.gate import Gate, GateItem, gate_check
 
 pytestmark = pytest.mark.usefixtures("systemone")
 

@@ -6,7 +6,7 @@ No script and no CDN; every piece of text goes through `escape`.
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from verifier.sweep import SweepResult
+from review.sweep import SweepResult
 
 WIDTH, HEIGHT = 640, 320
 LEFT, RIGHT, TOP, BOTTOM = 56, 150, 28, 44

@@ -13,12 +13,15 @@ from django.utils import timezone
 from quiz.models import Provenance, Question
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
-from verifier.models import Flag, Review, Threshold, Verdict
-from verifier.services import GateDecision, flag_record, review_label, verdict_record
+from review.models import Flag, Review
+from review.services import flag_record, review_label
+from verifier.gate import GateDecision
+from verifier.models import Threshold, Verdict
+from verifier.services import verdict_record
 
 pytestmark = pytest.mark.django_db
 
-QUEUE = "/admin/verifier/reviewitem/"
+QUEUE = "/admin/review/reviewitem/"
 SWEEP = "/admin/verifier/threshold/sweep/"
 
 
@@ -156,7 +159,7 @@ def test_the_question_page_shows_the_evidence_escaped(staff_client, queue):
 
 
 def test_label_one_question_records_who_and_when(staff_client, staff, queue):
-    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_label", args=[queue["crowd"].pk])
     page = staff_client.get(f"{url}?label=defective")
     assert page.status_code == 200 and "Label defective" in page.content.decode()
     before = timezone.now()
@@ -193,15 +196,15 @@ def test_bulk_label_asks_for_a_note_then_labels_every_selected_question(staff_cl
 def test_fix_and_approve_keeps_the_original(staff_client, staff, queue):
     original = queue["crowd"]
     round_ = round_create(title="R", questions=[original], provenance="model", check_status="checked")
-    url = reverse("admin:verifier_reviewitem_fix", args=[original.pk])
+    url = reverse("admin:review_reviewitem_fix", args=[original.pk])
     assert "Save the fix" in staff_client.get(url).content.decode()
     form = {
         "text": "Which city is the capital of France?",
-        "option_1": "Paris",
-        "option_2": "Lyon",
-        "option_3": "Nice",
-        "option_4": "Marseille",
-        "correct": "A",
+        "option_0": "Paris",
+        "option_1": "Lyon",
+        "option_2": "Nice",
+        "option_3": "Marseille",
+        "correct": "0",
         "explanation": "Paris has been the capital since 987.",
         "source": "",
         "note": "question was ambiguous",
@@ -224,12 +227,12 @@ def test_fix_and_approve_keeps_the_original(staff_client, staff, queue):
 
 
 def test_a_fix_goes_through_the_question_validation(staff_client, queue):
-    url = reverse("admin:verifier_reviewitem_fix", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_fix", args=[queue["crowd"].pk])
     count = Question.objects.count()
-    form = {"text": "Q?", "option_1": "Same", "option_2": "same", "correct": "A", "note": ""}
+    form = {"text": "Q?", "option_0": "Same", "option_1": "same", "correct": "0", "note": ""}
     response = staff_client.post(url, form)
     assert response.status_code == 200 and "two options are the same" in response.content.decode()
-    response = staff_client.post(url, {"text": "Q?", "option_1": "A", "option_2": "B", "correct": "D"})
+    response = staff_client.post(url, {"text": "Q?", "option_0": "A", "option_1": "B", "correct": "3"})
     assert "option D, marked correct, is empty" in response.content.decode()
     assert Question.objects.count() == count and Review.objects.count() == 0
 
@@ -242,16 +245,16 @@ def test_non_staff_and_anonymous_are_refused(queue):
     urls = [
         QUEUE,
         f"{QUEUE}{pk}/change/",
-        reverse("admin:verifier_reviewitem_label", args=[pk]) + "?label=defective",
-        reverse("admin:verifier_reviewitem_fix", args=[pk]),
-        reverse("admin:verifier_reviewitem_void", args=[pk]),
+        reverse("admin:review_reviewitem_label", args=[pk]) + "?label=defective",
+        reverse("admin:review_reviewitem_fix", args=[pk]),
+        reverse("admin:review_reviewitem_void", args=[pk]),
         SWEEP,
     ]
     for client in (anonymous, player):
         for url in urls:
             response = client.get(url)
             assert response.status_code == 302 and "/admin/login/" in response["Location"], url
-        response = client.post(reverse("admin:verifier_reviewitem_label", args=[pk]), {"label": "correct", "note": "x"})
+        response = client.post(reverse("admin:review_reviewitem_label", args=[pk]), {"label": "correct", "note": "x"})
         assert response.status_code == 302
         response = client.post(SWEEP, {"backend": "systemone", "model_id": "m", "value": "0.5"})
         assert response.status_code == 302
@@ -265,7 +268,7 @@ def test_staff_without_the_review_permission_can_look_but_not_label(queue):
     client.force_login(user)
     assert client.get(QUEUE).status_code == 200
     assert client.get(f"{QUEUE}{queue['crowd'].pk}/change/").status_code == 200
-    url = reverse("admin:verifier_reviewitem_label", args=[queue["crowd"].pk])
+    url = reverse("admin:review_reviewitem_label", args=[queue["crowd"].pk])
     assert client.post(url, {"label": "correct"}).status_code == 403
     assert Review.objects.count() == 0
 
@@ -388,3 +391,33 @@ def test_the_breaker_page_shows_its_state(staff_client, settings):
 def test_the_breaker_page_with_the_gate_off(staff_client, settings):
     settings.VERIFIER_BACKEND = "off"
     assert "The gate is off" in staff_client.get(BREAKER).content.decode()
+
+
+def test_the_fix_page_is_quiz_s_question_form_filled_with_the_original(staff_client, queue):
+    original = queue["crowd"]
+    page = staff_client.get(reverse("admin:review_reviewitem_fix", args=[original.pk])).content.decode()
+    for index, option in enumerate(original.options):
+        assert f'name="option_{index}" value="{option}"' in page
+    assert re.search(rf'name="correct" value="{original.correct_index}"[^>]*checked', page)
+    assert 'name="note"' in page and 'name="use_in_rounds"' in page
+
+
+def test_the_threshold_admin_stores_through_the_service_and_edits_in_place(staff_client, staff):
+    add = staff_client.post(
+        "/admin/verifier/threshold/add/", {"backend": "llm", "model_id": "m-1", "value": "0.65", "note": "by hand"}
+    )
+    assert add.status_code == 302
+    stored = Threshold.objects.get()
+    assert (stored.backend, stored.model_id, stored.value, stored.updated_by) == ("llm", "m-1", 0.65, staff)
+    edit = staff_client.post(
+        f"/admin/verifier/threshold/{stored.pk}/change/",
+        {"backend": "llm", "model_id": "m-2", "value": "0.7", "note": "renamed"},
+    )
+    assert edit.status_code == 302
+    assert list(Threshold.objects.values_list("pk", "model_id", "value", "note")) == [
+        (stored.pk, "m-2", 0.7, "renamed")
+    ]
+    refused = staff_client.post(
+        "/admin/verifier/threshold/add/", {"backend": "llm", "model_id": "m-3", "value": "1.5", "note": ""}
+    )
+    assert refused.status_code == 200 and Threshold.objects.count() == 1

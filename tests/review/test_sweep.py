@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from verifier.models import Review, Verdict
-from verifier.selectors import labelled_scores, review_queue
-from verifier.services import review_label, verdict_record
-from verifier.sweep import (
+from review.models import Review
+from review.selectors import labelled_scores, review_queue
+from review.services import review_label
+from review.sweep import (
     GRID,
     LabelledScore,
     brier,
@@ -21,6 +21,8 @@ from verifier.sweep import (
     thresholds_for,
     widest_safe,
 )
+from verifier.models import Verdict
+from verifier.services import verdict_record
 
 DATA = Path(__file__).parent / "data" / "labelled.json"
 GOOD = [0.55, 0.62, 0.70, 0.81, 0.93]
@@ -196,7 +198,7 @@ def test_a_bad_labelled_set_is_refused_whole(tmp_path):
 
 @pytest.mark.django_db
 def test_the_selector_uses_the_latest_label_and_the_latest_scored_verdict(make_round):
-    from tests.verifier.test_review_admin import decision
+    from tests.review.test_admin import decision
 
     question = make_round().entries.first().question
     verdict_record(question_id=question.pk, decision=decision(score=0.3))
@@ -210,7 +212,7 @@ def test_the_selector_uses_the_latest_label_and_the_latest_scored_verdict(make_r
 
 
 def test_the_chart_steps_at_each_score_and_escapes_its_text():
-    from verifier.chart import _steps, sweep_chart
+    from review.chart import _steps, sweep_chart
 
     assert _steps([(0.1, 0.0), (0.2, 0.5), (0.3, 0.5)]) == [(0.1, 0.0), (0.1, 0.5), (0.2, 0.5), (0.3, 0.5)]
     [result] = sweep(labelled(model_id='m"<x>'))

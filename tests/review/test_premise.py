@@ -5,11 +5,12 @@ import pytest
 from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
+from review.models import Flag, PremiseGroup, PremiseMember
+from review.premise import PremiseText, key_terms, premise_group
+from review.premise_recheck import premise_groups_recheck
+from review.services import premise_groups_create, reviews_label
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import WriterServer, good_question
-from verifier.models import Flag, PremiseGroup, PremiseMember
-from verifier.premise import PremiseText, key_terms, premise_group
-from verifier.services import premise_groups_create, premise_groups_recheck, reviews_label
 
 WON = PremiseText(
     question_id=1,
@@ -171,10 +172,10 @@ def test_the_group_is_shown_together_in_the_review_admin(apple_round, systemone,
     reviews_label(questions=[apple_round["won"]], label="defective")  # the trigger, as the admin action does
     group = PremiseGroup.objects.get()
     premise_groups_recheck(group_ids=[group.pk])  # what the queued task does
-    listing = admin_client.get(f"/admin/verifier/reviewitem/?premise_group={group.pk}").content.decode()
+    listing = admin_client.get(f"/admin/review/reviewitem/?premise_group={group.pk}").content.decode()
     assert f'value="{apple_round["coach"].pk}"' in listing and "shares a premise" in listing
     assert f'value="{apple_round["france"].pk}"' not in listing
-    page = admin_client.get(f"/admin/verifier/reviewitem/{apple_round['coach'].pk}/change/").content.decode()
+    page = admin_client.get(f"/admin/review/reviewitem/{apple_round['coach'].pk}/change/").content.decode()
     assert f"Premise group #{group.pk}" in page and "Apple Cup" in page
     assert "The checker chose another option" in page
     assert "P(marked A) 35%; the checker chose B. Jake Dickert (55%)" in page

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from review.labelled_set import labelled_set_export, labelled_set_import, labelled_set_items
+from review.selectors import labelled_scores
+from review.sweep import format_text, sweep
 from verifier import conf
-from verifier.selectors import labelled_scores
-from verifier.services import labelled_set_export, labelled_set_import, labelled_set_items
-from verifier.sweep import format_text, sweep
 
 
 class Command(BaseCommand):

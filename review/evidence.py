@@ -1,0 +1,217 @@
+"""What a question's page in the review queue shows: each evidence block's rows, read from the database as plain
+values for its template (templates/admin/review/reviewitem/evidence/)."""
+
+from typing import Any
+
+from django.urls import reverse
+
+from quiz.models import Question
+from quiz.validation import OPTION_LETTERS
+from review.models import Flag, FlagKind, PremiseCheck, PremiseMember, Review
+from review.selectors import question_flags, question_premise_groups
+from verifier.models import Verdict
+
+NONE = "—"
+
+
+def asked_for(served: str | None, requested: str | None) -> str:
+    """A note when the server served another model than the one asked for."""
+    if requested and served != requested:
+        return f" (asked for {requested}: mismatch)"
+    return ""
+
+
+def rate(value: float | None) -> str:
+    return NONE if value is None else f"{value * 100:.0f}%"
+
+
+def _letter_index(value: object) -> int | None:
+    if isinstance(value, str) and len(value) == 1 and value in OPTION_LETTERS:
+        return OPTION_LETTERS.index(value)
+    return None
+
+
+def blind_summary(details: dict, options: list) -> str:
+    """One line for a verdict's blind answer: P(marked), and the option the checker chose if it disagreed."""
+    if isinstance(details.get("blind_missing"), dict):
+        return f"missing ({details['blind_missing'].get('reason', 'unknown')})"
+    blind = details.get("blind")
+    if not isinstance(blind, dict):
+        return NONE
+    summary = f"P(marked {blind.get('marked', '?')}) {rate(blind.get('marked_probability'))}"
+    chose = details.get("checker_chose")
+    index = _letter_index(chose)
+    if index is not None:
+        text = options[index] if index < len(options) else details.get("checker_chose_text", "")
+        summary += f"; the checker chose {chose}. {text} ({rate(details.get('checker_chose_probability'))})"
+    return summary
+
+
+def _member_blind(member: PremiseMember) -> str:
+    if member.status in (PremiseCheck.UNVERIFIED, PremiseCheck.UNCHECKED):
+        return member.reason or NONE
+    if member.marked_probability is None:
+        return NONE
+    options = member.question.options
+    marked = OPTION_LETTERS[member.question.correct_index]
+    summary = f"P(marked {marked}) {rate(member.marked_probability)}"
+    index = _letter_index(member.checker_chose)
+    if index is not None:
+        text = options[index] if index < len(options) else ""
+        chosen = member.blind_probabilities.get(member.checker_chose)
+        summary += f"; the checker chose {member.checker_chose}. {text} ({rate(chosen)})"
+    return summary
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M")
+
+
+def question_evidence(*, question: Question) -> dict[str, Any]:
+    return {
+        "text": question.text,
+        "options": [
+            {"letter": OPTION_LETTERS[index], "text": option, "marked": index == question.correct_index}
+            for index, option in enumerate(question.options)
+        ],
+        "explanation": question.explanation or NONE,
+        "source": question.source or NONE,
+    }
+
+
+def provenance_evidence(*, question: Question) -> dict[str, Any]:
+    rounds = [entry.round.title for entry in question.entries.select_related("round")]
+    return {
+        "provenance": question.get_provenance_display(),
+        "model_id": question.model_id or NONE,
+        "served_model_id": question.served_model_id if question.model_mismatch else "",
+        "pack": question.pack.title if question.pack else NONE,
+        "created": _when(question.created_at),
+        "rounds": ", ".join(rounds) or NONE,
+        "fixed_from": Review.objects.filter(fixed_as=question).values_list("question_id", flat=True).first(),
+    }
+
+
+def verdicts_evidence(*, question: Question) -> dict[str, Any]:
+    verdicts = Verdict.objects.filter(question=question).order_by("created_at", "id")
+    return {
+        "rows": [
+            {
+                "when": _when(v.created_at),
+                "backend": v.backend,
+                "model": v.model_id + asked_for(v.model_id, v.requested_model_id),
+                "outcome": v.outcome,
+                "score": NONE if v.score is None else f"{v.score:.3f}",
+                "threshold": f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
+                "probabilities": ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
+                "blind": blind_summary(v.details if isinstance(v.details, dict) else {}, question.options),
+                "reason": " ".join(part for part in (v.reason, v.message) if part) or NONE,
+            }
+            for v in verdicts
+        ]
+    }
+
+
+def blind_evidence(*, question: Question) -> dict[str, Any]:
+    """The latest verdict's blind answer, said plainly: which option the checker chose without the answer."""
+    verdict = Verdict.objects.filter(question=question).exclude(details={}).order_by("-created_at", "-id").first()
+    details = verdict.details if verdict is not None and isinstance(verdict.details, dict) else {}
+    chose = details.get("checker_chose")
+    index = _letter_index(chose)
+    if index is not None:
+        options = question.options
+        return {
+            "chose": chose,
+            "chose_text": options[index] if index < len(options) else details.get("checker_chose_text", ""),
+            "chose_probability": rate(details.get("checker_chose_probability")),
+            "marked": OPTION_LETTERS[question.correct_index],
+            "marked_text": question.options[question.correct_index],
+            "marked_probability": rate((details.get("blind") or {}).get("marked_probability")),
+        }
+    if "blind_missing" in details:
+        missing = details["blind_missing"] if isinstance(details["blind_missing"], dict) else {}
+        return {"missing": missing.get("reason", "unknown")}
+    if isinstance(details.get("blind"), dict):
+        return {"summary": blind_summary(details, question.options)}
+    return {}
+
+
+def premise_evidence(*, question: Question) -> dict[str, Any]:
+    change = "admin:review_reviewitem_change"
+    return {
+        "changelist": reverse("admin:review_reviewitem_changelist"),
+        "groups": [
+            {
+                "pk": group.pk,
+                "origin_id": group.origin_id,
+                "origin_url": reverse(change, args=[group.origin_id]),
+                "trigger": group.get_trigger_display().lower(),
+                "is_origin": group.origin_id == question.pk,
+                "round": group.round.title if group.round else NONE,
+                "members": [
+                    {
+                        "this": member.question_id == question.pk,
+                        "url": reverse(change, args=[member.question_id]),
+                        "question_id": member.question_id,
+                        "text": member.question.text,
+                        "shared": ", ".join(member.shared) or NONE,
+                        "status": member.get_status_display(),
+                        "blind": _member_blind(member),
+                    }
+                    for member in group.members.all()
+                ],
+            }
+            for group in question_premise_groups(question=question)
+        ],
+    }
+
+
+def reports_evidence(*, question: Question) -> dict[str, Any]:
+    return {
+        "rows": [
+            {
+                "when": _when(flag.created_at),
+                "room": flag.room_code,
+                "player": flag.detail.get("player", ""),
+                "words": flag.detail.get("text") or "(no words)",
+            }
+            for flag in question_flags(question=question, kind=FlagKind.REPORTED)
+        ]
+    }
+
+
+def crowd_evidence(*, question: Question) -> dict[str, Any]:
+    def chose(flag: Flag) -> str:
+        option = flag.detail.get("option")
+        if isinstance(option, int) and 0 <= option < len(question.options):
+            return f"{OPTION_LETTERS[option]}. {question.options[option]}"
+        return NONE
+
+    return {
+        "rows": [
+            {
+                "when": _when(flag.created_at),
+                "room": flag.room_code,
+                "answers": flag.detail.get("answers", ""),
+                "chose": chose(flag),
+                "share": rate(flag.detail.get("share")),
+            }
+            for flag in question_flags(question=question, kind=FlagKind.CROWD)
+        ]
+    }
+
+
+def reviews_evidence(*, question: Question) -> dict[str, Any]:
+    reviews = Review.objects.filter(question=question).select_related("reviewer", "fixed_as")
+    return {
+        "rows": [
+            {
+                "when": _when(r.created_at),
+                "label": r.label,
+                "by": r.reviewer.get_username() if r.reviewer else "(import)",
+                "note": r.note or NONE,
+                "fixed_as": f"question {r.fixed_as_id}" if r.fixed_as_id else NONE,
+            }
+            for r in reviews
+        ]
+    }

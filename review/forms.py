@@ -1,0 +1,63 @@
+"""The review pages' forms. A fix is edited with quiz's own question form, so it is judged like every question."""
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from quiz.forms import OPTION_FIELDS, QuestionBlockForm
+from quiz.models import Question
+from quiz.validation import OPTION_LETTERS
+
+
+class LabelForm(forms.Form):
+    note = forms.CharField(
+        max_length=500, required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), label="Note (optional)"
+    )
+
+
+class FixForm(QuestionBlockForm):
+    """The question editor's block, plus why the original was wrong and whether its rounds take the fix."""
+
+    note = forms.CharField(max_length=500, required=False, label="Note (why it was wrong)")
+    use_in_rounds = forms.BooleanField(
+        required=False, initial=False, label="Use the fixed version in its rounds (also in rooms being played now)"
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["correct"].required = True
+        self.order_fields(["text", *OPTION_FIELDS, "correct", "explanation", "source", "note", "use_in_rounds"])
+
+    @staticmethod
+    def initial_for(question: Question) -> dict[str, Any]:
+        return {**QuestionBlockForm.initial_from(question), "use_in_rounds": False}
+
+    def clean(self) -> dict[str, Any]:
+        correct = self.data.get(self.add_prefix("correct"), "")
+        if correct.isdigit() and int(correct) < len(OPTION_FIELDS):
+            marked = OPTION_FIELDS[int(correct)]
+            if not str(self.data.get(self.add_prefix(marked), "")).strip():
+                raise ValidationError(f"option {OPTION_LETTERS[int(correct)]}, marked correct, is empty")
+        data = super().clean()
+        if self.question is None and not self.errors:
+            raise ValidationError("the question is empty")
+        return data
+
+    def raw_question(self) -> dict[str, Any]:
+        """The question as `clean_question` reads it (already judged by it in `clean`)."""
+        assert self.question is not None
+        return {
+            "text": self.question.text,
+            "options": list(self.question.options),
+            "correct_index": self.question.correct_index,
+            "explanation": self.question.explanation,
+            "source": self.question.source,
+        }
+
+
+class ThresholdStoreForm(forms.Form):
+    backend = forms.CharField(max_length=20)
+    model_id = forms.CharField(max_length=200)
+    value = forms.FloatField(min_value=0.0, max_value=1.0)
+    note = forms.CharField(max_length=300, required=False)

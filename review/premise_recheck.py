@@ -1,0 +1,90 @@
+"""The premise groups' blind re-check: every member asked the blind question through the gate (I/O)."""
+
+import asyncio
+import logging
+
+from asgiref.sync import async_to_sync
+from django.utils import timezone
+
+from review.models import PremiseCheck, PremiseGroup, PremiseMember
+from verifier.backends import GateFailure
+from verifier.gate import BlindCheck, Gate, GateItem
+
+logger = logging.getLogger("review")
+
+
+def _member_result(member: PremiseMember, check: BlindCheck, threshold: float) -> None:
+    member.checked_at = timezone.now()
+    member.threshold = threshold
+    if check.reading is None:
+        failure = check.failure or GateFailure("not_asked", "")
+        member.status = PremiseCheck.UNCHECKED if failure.reason == "blind_off" else PremiseCheck.UNVERIFIED
+        member.reason, member.message = failure.reason[:40], failure.message[:300]
+        member.blind_probabilities, member.marked_probability, member.checker_chose = {}, None, ""
+        return
+    reading = check.reading
+    member.blind_probabilities = {letter: round(p, 6) for letter, p in reading.probabilities.items()}
+    member.marked_probability = round(reading.marked_probability, 6)
+    member.checker_chose = reading.pick if reading.disagrees else ""
+    member.reason = member.message = ""
+    if reading.disagrees:
+        member.status = PremiseCheck.DISAGREES
+    elif reading.marked_probability < threshold:
+        member.status = PremiseCheck.DOUBTFUL
+    else:
+        member.status = PremiseCheck.AGREES
+
+
+async def _blind_checks(gate: Gate, items: list[GateItem]) -> list[BlindCheck]:
+    async with gate:
+        return list(await asyncio.gather(*(gate.blind_check(item) for item in items)))
+
+
+def premise_groups_recheck(*, group_ids: list[int]) -> list[PremiseGroup]:
+    """Re-check every member of these groups with the blind question (I/O: run it from a Celery task).
+
+    Fails open like the gate: a failed call leaves that member `unverified` with the reason; nothing raises for
+    a backend's fault.
+    """
+    groups = list(PremiseGroup.objects.filter(pk__in=group_ids).order_by("pk"))
+    members = list(PremiseMember.objects.filter(group__in=groups).select_related("question").order_by("group_id", "id"))
+    if not members:
+        return groups
+    gate = Gate.from_settings()
+    unique = {member.question_id: member.question for member in members}
+    items = [
+        GateItem(
+            key=f"premise-q{question.pk}",
+            text=question.text,
+            options=tuple(question.options),
+            correct_index=question.correct_index,
+        )
+        for question in unique.values()
+    ]
+    checks = dict(zip(unique, async_to_sync(_blind_checks)(gate, items), strict=True))
+    for member in members:
+        _member_result(member, checks[member.question_id], gate.threshold)
+        member.save(
+            update_fields=[
+                "status",
+                "blind_probabilities",
+                "marked_probability",
+                "checker_chose",
+                "threshold",
+                "reason",
+                "message",
+                "checked_at",
+            ]
+        )
+    PremiseGroup.objects.filter(pk__in=[group.pk for group in groups]).update(checked_at=timezone.now())
+    logger.info(
+        "premise re-check: groups=%s members=%d %s",
+        ",".join(str(group.pk) for group in groups),
+        len(members),
+        " ".join(
+            f"{status}={sum(1 for m in members if m.status == status)}"
+            for status in PremiseCheck.values
+            if any(m.status == status for m in members)
+        ),
+    )
+    return groups

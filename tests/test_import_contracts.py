@@ -1,0 +1,51 @@
+"""The layering written in pyproject.toml holds, and the checker would notice if it did not."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+APPS = ["config", "bench", "lobby", "review", "quiz", "verifier", "core"]
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    binary = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run(
+        [str(binary), "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
+
+
+def copy_of_the_code(tmp_path: Path) -> Path:
+    for app in APPS:
+        shutil.copytree(REPO / app, tmp_path / app, ignore=shutil.ignore_patterns("__pycache__", "pack_data"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_the_contracts_hold():
+    result = lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
+
+
+def test_the_gate_importing_quiz_breaks_the_layers(tmp_path):
+    root = copy_of_the_code(tmp_path)
+    (root / "verifier" / "leak.py").write_text("from quiz.models import Question  # noqa: F401\n")
+    result = lint_imports(root)
+    assert result.returncode == 1
+    assert "verifier.leak -> quiz.models" in result.stdout
+
+
+def test_a_cycle_hidden_inside_a_function_breaks_the_acyclic_contract(tmp_path):
+    root = copy_of_the_code(tmp_path)
+    services = root / "review" / "premise_recheck.py"
+    services.write_text(services.read_text() + "\n\ndef _later():\n    from review import services  # noqa: F401\n")
+    result = lint_imports(root)
+    assert result.returncode == 1
+    assert "No cycles are allowed in review." in result.stdout

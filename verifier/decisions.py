@@ -1,0 +1,118 @@
+"""What the gate takes and gives back, as plain data: the item to check, the decision, a blind check's result,
+a round's tally, and the reasons the review side reads."""
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from verifier import policy
+from verifier.backends import GateFailure
+from verifier.breaker import UNAVAILABLE
+from verifier.prompts import OPTION_LABELS
+
+OutcomeName = Literal["passed", "dropped", "unverified", "unchecked"]
+# A question the checker had not answered one call budget after the writer finished.
+ROUND_BUDGET = "round_budget"
+# A passed question whose blind check failed, or whose blind checker confidently chose another option, carries
+# one of these verdict reasons, so it waits in the review queue although it is played.
+BLIND_MISSING_PREFIX = "blind_"
+CHECKER_DISAGREES = "checker_disagrees"
+
+
+@dataclass(frozen=True)
+class GateItem:
+    key: str
+    text: str
+    options: tuple[str, ...]
+    correct_index: int
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    key: str
+    outcome: OutcomeName
+    score: float | None
+    threshold: float
+    probabilities: dict[str, float]
+    reason: str
+    latency_ms: int
+    backend: str
+    # The model id the server said it served (the pinned one when it did not say, or no call was answered).
+    model_id: str
+    calibrated: bool = False
+    message: str = ""
+    # The model id the gate asked for (VERIFIER_MODEL).
+    requested_model_id: str = ""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def playable(self) -> bool:
+        # Failing open: only a question the checker positively scored below the bar is held back.
+        return self.outcome != policy.Outcome.DROPPED
+
+    @property
+    def checker_chose(self) -> str:
+        """The option letter the blind checker confidently picked instead of the marked one, or ""."""
+        return str(self.details.get("checker_chose") or "")
+
+    @property
+    def blind_missing(self) -> bool:
+        return "blind_missing" in self.details
+
+
+@dataclass(frozen=True)
+class BlindCheck:
+    """One blind question's result: a reading, or the failure that left it out (never both)."""
+
+    reading: policy.BlindReading | None = None
+    failure: GateFailure | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_details(self, options: tuple[str, ...]) -> dict[str, Any]:
+        if self.reading is None:
+            failure = self.failure or GateFailure("not_asked", "")
+            return {"blind_missing": {"reason": failure.reason, "message": failure.message[:300]}}
+        found: dict[str, Any] = {"blind": {**self.reading.as_details(), **self.details}}
+        if self.reading.disagrees:
+            index = OPTION_LABELS.index(self.reading.pick)
+            found["checker_chose"] = self.reading.pick
+            found["checker_chose_text"] = options[index] if index < len(options) else ""
+            found["checker_chose_probability"] = round(self.reading.pick_probability, 6)
+        return found
+
+
+@dataclass
+class RoundTally:
+    checked: int = 0
+    passed: int = 0
+    dropped: int = 0
+    unverified: int = 0
+    unchecked: int = 0
+    blind_missing: int = 0
+    checker_disagrees: int = 0
+    round_budget: int = 0
+    checker_unavailable: int = 0
+    started: float | None = None
+    finished: float | None = None
+
+    def add(self, decision: GateDecision) -> None:
+        self.checked += 1
+        setattr(self, decision.outcome, getattr(self, decision.outcome) + 1)
+        if decision.blind_missing and decision.outcome in ("passed", "dropped"):
+            self.blind_missing += 1
+        if decision.checker_chose:
+            self.checker_disagrees += 1
+        if decision.reason == ROUND_BUDGET:
+            self.round_budget += 1
+        if decision.reason == UNAVAILABLE:
+            self.checker_unavailable += 1
+
+    @property
+    def wall_ms(self) -> int:
+        if self.started is None or self.finished is None:
+            return 0
+        return int((self.finished - self.started) * 1000)

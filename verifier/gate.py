@@ -1,0 +1,472 @@
+"""The gate's runtime: one round's checks against the configured backend, failing open.
+
+The writer builds a `Gate` (sync: settings and the stored thresholds), awaits `check(item)` per question, and gets
+plain `GateDecision`s back; recording them is `verifier.services.verdict_record`. The async part never touches
+the database.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from asgiref.sync import sync_to_async
+
+from verifier import conf, policy
+from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
+from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
+from verifier.decisions import (
+    BLIND_MISSING_PREFIX,
+    CHECKER_DISAGREES,
+    ROUND_BUDGET,
+    BlindCheck,
+    GateDecision,
+    GateItem,
+    OutcomeName,
+    RoundTally,
+)
+from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
+from verifier.selectors import stored_thresholds, threshold_for
+
+logger = logging.getLogger("verifier")
+
+# The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
+__all__ = [
+    "BLIND_MISSING_PREFIX",
+    "CHECKER_DISAGREES",
+    "ROUND_BUDGET",
+    "ROUND_GRACE",
+    "BlindCheck",
+    "Gate",
+    "GateDecision",
+    "GateItem",
+    "OutcomeName",
+    "RoundTally",
+    "blind_applicable",
+    "gate_check",
+]
+
+# The round's deadline falls this much after its last call budget, so a call that started as the writer
+# finished ends by its own timeout (reason `timeout`) rather than by the round's.
+ROUND_GRACE = 0.1
+
+
+class Gate:
+    """One round's gate: one backend client, one semaphore shared by every call of the round.
+
+    A streaming writer builds it (sync), then awaits `check(item)` per question as each one is written, calls
+    `seal()` when it has finished writing, and closes it (`async with gate:` or `await gate.aclose()`), which
+    logs the round's line. From the seal on, every check still pending has one call budget (VERIFIER_TIMEOUT)
+    left; one still unanswered then passes `unverified`, reason `round_budget`. `unseal()` starts the next
+    attempt's writing. The circuit breaker (verifier/breaker.py) guards every call.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: conf.GateConfig,
+        threshold: float,
+        calibrated: bool,
+        backend: Backend | None = None,
+        source_text: str | None = None,
+        thresholds: Mapping[str, float] | None = None,
+        breaker: Breaker | None = None,
+    ) -> None:
+        self.config = config
+        # The pinned model's pass mark; `thresholds` (stored, per model id) picks the served model's instead.
+        self.threshold = threshold
+        self.calibrated = calibrated
+        self.thresholds = thresholds
+        self.source_text = source_text
+        self.backend = backend or backend_for(config)
+        self.breaker = breaker
+        self._guard = BreakerGuard(breaker) if breaker is not None else None
+        self.budget = CallBudget(
+            concurrency=config.concurrency,
+            timeout=config.timeout,
+            guard=self._guard,
+            past_deadline=self._past_deadline,
+        )
+        self.tally = RoundTally()
+        self._closed = False
+        self._deadline: float | None = None
+        self._pending: set[asyncio.Timeout] = set()
+
+    @classmethod
+    def from_settings(cls, *, threshold: float | None = None, source_text: str | None = None) -> "Gate":
+        """Sync: reads settings and, unless `threshold` is given, the stored thresholds from the database."""
+        config = conf.gate_config()
+        thresholds: dict[str, float] | None = None
+        if threshold is not None:
+            value, calibrated = threshold, False
+        elif config.backend in ("systemone", "llm"):
+            value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
+            thresholds = stored_thresholds(backend=config.backend)
+        else:
+            value, calibrated = config.default_threshold, False
+        return cls(
+            config=config,
+            threshold=value,
+            calibrated=calibrated,
+            source_text=source_text,
+            thresholds=thresholds,
+            breaker=_breaker_for(config),
+        )
+
+    def seal(self) -> None:
+        """The writer has finished writing: every pending check, and any begun before `unseal()`, has one
+        call budget left."""
+        self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
+        for scope in self._pending:
+            scope.reschedule(self._deadline)
+
+    def unseal(self) -> None:
+        """The writer writes again (its next attempt): checks begun from now on wait for the next seal."""
+        self._deadline = None
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
+
+    def threshold_for_served(self, served: str) -> tuple[float, bool]:
+        """(pass mark, calibrated) for the model the server served; the pinned one's when it did not say."""
+        if self.thresholds is None or not served or served == self.config.model_id:
+            return self.threshold, self.calibrated
+        if served in self.thresholds:
+            return self.thresholds[served], True
+        return self.config.default_threshold, False
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.backend in ("systemone", "llm")
+
+    @property
+    def grounded(self) -> bool:
+        return self.source_text is not None
+
+    @property
+    def blind_enabled(self) -> bool:
+        """Whether questions get the blind question. Closed-book only: a grounded round is judged against its
+        source, and a question about a private document has no answer a checker could know blind."""
+        return self.enabled and self.config.blind and getattr(self.backend, "supports_blind", False)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.backend.aclose()
+        if self._guard is not None:
+            await self._guard.drain()
+        if self.tally.checked:
+            self._log_round()
+
+    def _decision(self, item: GateItem, **fields: Any) -> GateDecision:
+        pinned = self.config.model_id if self.enabled else ""
+        fields.setdefault("threshold", self.threshold)
+        fields.setdefault("calibrated", self.calibrated)
+        fields["model_id"] = fields.get("model_id") or pinned
+        return GateDecision(key=item.key, backend=self.config.backend, requested_model_id=pinned, **fields)
+
+    def _checks_for(self, item: GateItem) -> tuple[str, ...]:
+        if self.grounded:
+            return policy.grounded_checks()
+        return policy.closed_book_checks(has_explanation=bool(item.explanation.strip()))
+
+    async def check(self, item: GateItem) -> GateDecision:
+        now = time.monotonic()
+        if self.tally.started is None:
+            self.tally.started = now
+        try:
+            async with asyncio.timeout_at(self._deadline) as scope:
+                self._pending.add(scope)
+                try:
+                    decision = await self._check(item)
+                finally:
+                    self._pending.discard(scope)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            decision = self._out_of_budget(item, now)
+        self.tally.add(decision)
+        self.tally.finished = time.monotonic()
+        return decision
+
+    async def blind_check(self, item: GateItem) -> BlindCheck:
+        """Ask the blind question alone (its own call). Never raises for a backend's fault."""
+        letters = option_letters(item.options)
+        if not self.blind_enabled:
+            return BlindCheck(failure=GateFailure("blind_off", "the blind check is off or not supported"))
+        if not blind_applicable(item):
+            return BlindCheck(failure=GateFailure("blind_not_applicable", "the marked option has no letter"))
+        try:
+            answer: BlindAnswer = await self.backend.ask_blind(
+                document=blind_document(text=item.text, options=item.options), letters=letters, budget=self.budget
+            )
+        except GateFailure as failure:
+            return BlindCheck(failure=failure)
+        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
+            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
+            return BlindCheck(failure=GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}"))
+        probabilities = policy.normalised(answer.probabilities, letters=letters)
+        if probabilities is None:
+            return BlindCheck(failure=GateFailure("missing_probability", "every option scored 0"))
+        reading = policy.blind_reading(
+            probabilities=probabilities, marked=letters[item.correct_index], disagree_at=self.config.blind_disagree
+        )
+        return BlindCheck(
+            reading=reading,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+            details=answer.details,
+        )
+
+    async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
+        document = question_document(
+            text=item.text,
+            options=item.options,
+            correct_index=item.correct_index,
+            explanation=item.explanation,
+            source_text=self.source_text,
+        )
+        try:
+            return await self.backend.ask(document=document, checks=checks, budget=self.budget)
+        except GateFailure as failure:
+            return failure
+        except Exception as exc:  # noqa: BLE001 - any surprise from a backend must fail open, not empty a round
+            logger.warning("gate unexpected error for %s", item.key, exc_info=True)
+            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+
+    async def _check(self, item: GateItem) -> GateDecision:
+        if not self.enabled:
+            return self._decision(
+                item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
+            )
+        checks = self._checks_for(item)
+        started = time.monotonic()
+        blind: BlindCheck | None = None
+        if self.blind_enabled and not self.grounded and blind_applicable(item):
+            # Two independent calls: the blind one never sees the marked answer or the explanation.
+            answer, blind = await asyncio.gather(self._ask(item, checks), self.blind_check(item))
+        else:
+            answer = await self._ask(item, checks)
+        if isinstance(answer, GateFailure):
+            return self._fail_open(item, answer, started, blind=blind)
+        latency_ms = int((time.monotonic() - started) * 1000)
+        probabilities = dict(answer.probabilities)
+        details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
+        served = self._served(answer.details, blind)
+        threshold, calibrated = self.threshold_for_served(served)
+        input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
+        has_blind = blind is not None and blind.reading is not None
+        if blind is not None:
+            details["calls"] += 1
+            details["checks"].append(policy.BLIND)
+            details.update(blind.as_details(item.options))
+            input_tokens = _add_tokens(input_tokens, blind.input_tokens)
+            output_tokens = _add_tokens(output_tokens, blind.output_tokens)
+            if blind.reading is not None:
+                probabilities[policy.BLIND] = round(blind.reading.marked_probability, 6)
+        if self.grounded:
+            judgement = policy.grounded_judgement(probabilities=probabilities, bounds=self.config.grounded_bounds)
+        else:
+            judgement = policy.closed_book_judgement(
+                probabilities=probabilities,
+                has_explanation=policy.EXPLANATION_TRUE in checks,
+                threshold=threshold,
+                has_blind=has_blind,
+            )
+        reason, message = self._reason(item, judgement, blind)
+        return self._decision(
+            item,
+            outcome=str(judgement.outcome),
+            score=round(judgement.score, 6),
+            probabilities=probabilities,
+            reason=reason,
+            message=message,
+            latency_ms=latency_ms,
+            model_id=served,
+            threshold=threshold,
+            calibrated=calibrated,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            details=details,
+        )
+
+    def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
+        """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
+        reason = "below_threshold" if judgement.outcome == policy.Outcome.DROPPED else ""
+        notes = [judgement.reason] if judgement.reason else []
+        if blind is not None and blind.reading is not None and blind.reading.disagrees:
+            pick = blind.reading.pick
+            text = item.options[OPTION_LABELS.index(pick)]
+            notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
+            reason = reason or CHECKER_DISAGREES
+        elif blind is not None and blind.failure is not None:
+            # The min of what was measured decides; the reviewer is told the third score is missing.
+            notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
+            reason = reason or (BLIND_MISSING_PREFIX + blind.failure.reason)[:40]
+            logger.warning(
+                "gate blind check missing for %s: scored on the other checks (reason=%s backend=%s model=%s) %s",
+                item.key,
+                blind.failure.reason,
+                self.config.backend,
+                self.config.model_id,
+                blind.failure.message,
+            )
+        return reason, "; ".join(notes)[:500]
+
+    def _served(self, details: Mapping[str, Any], blind: BlindCheck | None) -> str:
+        """The model id the server says it served; a mismatch with the pinned one is logged once per process."""
+        served = str(details.get("served_model") or "")
+        if not served and blind is not None:
+            served = str(blind.details.get("served_model") or "")
+        served = served[:200]
+        if served and served != self.config.model_id:
+            _warn_mismatch_once(self.config.backend, self.config.model_id, served)
+        return served
+
+    def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
+        return self._fail_open(
+            item,
+            GateFailure(
+                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
+            ),
+            started,
+        )
+
+    def _fail_open(
+        self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
+    ) -> GateDecision:
+        latency_ms = int((time.monotonic() - started) * 1000)
+        # With the breaker open every question says the same: the breaker's own line is the warning.
+        log = logger.info if failure.reason == UNAVAILABLE else logger.warning
+        log(
+            "gate fail-open: %s passes unverified (reason=%s backend=%s model=%s latency_ms=%d) %s",
+            item.key,
+            failure.reason,
+            self.config.backend,
+            self.config.model_id,
+            latency_ms,
+            failure.message,
+        )
+        return self._decision(
+            item,
+            outcome="unverified",
+            score=None,
+            probabilities={},
+            reason=failure.reason,
+            message=failure.message[:500],
+            latency_ms=latency_ms,
+            # A blind answer alone does not judge a question, but the reviewer still sees what it said.
+            details=blind.as_details(item.options) if blind is not None and blind.reading is not None else {},
+        )
+
+    async def check_all(self, items: Iterable[GateItem]) -> list[GateDecision]:
+        """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
+
+        Nothing more is being written, so the round is sealed at once: it takes at most one call budget."""
+        self.seal()
+        return list(await asyncio.gather(*(self.check(item) for item in items)))
+
+    async def check_stream(self, items: AsyncIterable[GateItem]) -> AsyncIterator[GateDecision]:
+        """Check questions as a writer yields them; decisions come out as they finish."""
+        done: asyncio.Queue[GateDecision] = asyncio.Queue()
+        tasks: list[asyncio.Task[None]] = []
+        yielded = 0
+
+        async def run(item: GateItem) -> None:
+            await done.put(await self.check(item))
+
+        try:
+            async for item in items:
+                tasks.append(asyncio.create_task(run(item)))
+                while not done.empty():
+                    yielded += 1
+                    yield done.get_nowait()
+            self.seal()
+            while yielded < len(tasks):
+                yielded += 1
+                yield await done.get()
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    def _log_round(self) -> None:
+        tally = self.tally
+        logger.info(
+            "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
+            "unchecked=%d blind_missing=%d checker_disagrees=%d round_budget=%d checker_unavailable=%d calls=%d "
+            "refused=%d max_in_flight=%d wall_ms=%d",
+            self.config.backend,
+            self.config.model_id or "-",
+            self.threshold,
+            "" if self.calibrated or not self.enabled else " (uncalibrated)",
+            tally.checked,
+            tally.passed,
+            tally.dropped,
+            tally.unverified,
+            tally.unchecked,
+            tally.blind_missing,
+            tally.checker_disagrees,
+            tally.round_budget,
+            tally.checker_unavailable,
+            self.budget.calls,
+            self.budget.refused,
+            self.budget.max_in_flight,
+            tally.wall_ms,
+        )
+
+
+_mismatches_warned: set[tuple[str, str, str]] = set()
+
+
+def _warn_mismatch_once(backend: str, pinned: str, served: str) -> None:
+    if (backend, pinned, served) in _mismatches_warned:
+        return
+    _mismatches_warned.add((backend, pinned, served))
+    logger.warning(
+        "gate: %s was asked for %r and served %r; verdicts are filed under %r with its threshold",
+        backend,
+        pinned,
+        served,
+        served,
+    )
+
+
+def _breaker_for(config: conf.GateConfig) -> Breaker | None:
+    if config.backend not in ("systemone", "llm"):
+        return None
+    return breaker_for(backend=config.backend, model_id=config.model_id, config=config)
+
+
+def blind_applicable(item: GateItem) -> bool:
+    letters = option_letters(item.options)
+    return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
+
+
+def _add_tokens(first: int | None, second: int | None) -> int | None:
+    known = [value for value in (first, second) if value is not None]
+    return sum(known) if known else None
+
+
+async def gate_check(
+    *, items: list[GateItem], source_text: str | None = None, gate: Gate | None = None
+) -> list[GateDecision]:
+    """Check a whole round. Decisions come back in the order of `items`; nothing here raises for a backend's fault.
+
+    Pass a `gate` to share its semaphore with other calls (it is then left open for the caller to close).
+    """
+    if gate is not None:
+        return await gate.check_all(items)
+    round_gate = await sync_to_async(Gate.from_settings)(source_text=source_text)
+    async with round_gate:
+        return await round_gate.check_all(items)
