@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
-from lobby.clock import clock_acquire, clock_release
 from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.machine import Action
 from lobby.selectors import player_view, room_seq, room_snapshot
@@ -67,10 +66,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.bucket = ratelimit.MessageBucket.from_settings()
         self.flooded = False
         await self.accept()
-        clock_acquire()
 
     async def disconnect(self, code):
-        clock_release()
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":

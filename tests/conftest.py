@@ -70,3 +70,13 @@ def _closed_breakers():
         keys = list(client.scan_iter(match=f"*{KEY_PREFIX}:*"))
         if keys:
             client.delete(*keys)
+
+
+@pytest.fixture
+async def game_clock():
+    """The server's ASGI lifespan, and with it the game clock, for a test that lets a question's deadline pass
+    (Channels' communicators run no lifespan)."""
+    from tests.support.communicator import server_lifespan
+
+    async with server_lifespan():
+        yield

@@ -1,11 +1,15 @@
-"""A client of the room's WebSocket through Channels' WebsocketCommunicator (no server process)."""
+"""A client of the room's WebSocket through Channels' WebsocketCommunicator (no server process), and the app's
+ASGI lifespan run as a server runs it (the game clock lives there)."""
 
 import asyncio
+import contextlib
 import json
 
+from asgiref.testing import ApplicationCommunicator
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
+from config.asgi import application
 from lobby.routing import websocket_urlpatterns
 
 app = URLRouter(websocket_urlpatterns)
@@ -70,3 +74,18 @@ async def join_room(code: str, nickname: str) -> tuple[Client, dict]:
     await client.send(type="join", nickname=nickname)
     joined = await client.until(lambda m: m["type"] == "joined")
     return client, joined
+
+
+@contextlib.asynccontextmanager
+async def server_lifespan():
+    """config.asgi's lifespan on this test's event loop, as uvicorn runs it around a server's life: started on
+    entry (the game clock ticks from then on), shut down on exit."""
+    lifespan = ApplicationCommunicator(application, {"type": "lifespan", "asgi": {"version": "3.0"}})
+    await lifespan.send_input({"type": "lifespan.startup"})
+    assert (await lifespan.receive_output(5))["type"] == "lifespan.startup.complete"
+    try:
+        yield
+    finally:
+        await lifespan.send_input({"type": "lifespan.shutdown"})
+        assert (await lifespan.receive_output(5))["type"] == "lifespan.shutdown.complete"
+        await lifespan.wait(5)
