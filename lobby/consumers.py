@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
-from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
+from lobby.exceptions import GameError, PlayerRemoved
 from lobby.machine import Action
 from lobby.selectors import player_view, room_seq, room_snapshot
 
@@ -41,15 +41,10 @@ FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded 
 
 
 def _player_join_limited(*, ip: str, code: str, nickname: object) -> services.Joined:
-    """Join, counting the attempt against the IP's join limit and a wrong code against its guess limit, so
-    room codes cannot be enumerated at speed."""
-    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip) or ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
+    """Join, counting the attempt against the IP's join limit and under its code-guess limit."""
+    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip):
         raise ratelimit.RateLimited()
-    try:
-        return services.player_join(code=code, nickname=nickname)
-    except RoomNotFound:
-        ratelimit.ip_hit(limit=ratelimit.CODE_GUESSES, ip=ip)
-        raise
+    return ratelimit.code_guess(ip=ip, lookup=lambda: services.player_join(code=code, nickname=nickname))
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
