@@ -3,6 +3,7 @@ import pytest
 from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
+from tests.support.communicator import server_lifespan
 
 SAMPLE = [
     QuestionData(
@@ -76,7 +77,5 @@ def _closed_breakers():
 async def game_clock():
     """The server's ASGI lifespan, and with it the game clock, for a test that lets a question's deadline pass
     (Channels' communicators run no lifespan)."""
-    from tests.support.communicator import server_lifespan
-
     async with server_lifespan():
         yield

@@ -18,7 +18,7 @@ from tests.support.servers import start_asgi
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CLOCK_INTERVAL = 0.2  # the server process's GAME_CLOCK_INTERVAL
+CLOCK_INTERVAL = 0.25  # the server process's GAME_CLOCK_INTERVAL
 
 
 def _open_question(make_room, *, due_in: float) -> Room:
