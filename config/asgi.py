@@ -9,14 +9,49 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
+from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
+from lobby.clock import clock_start, clock_stop  # noqa: E402
 from lobby.routing import websocket_urlpatterns  # noqa: E402
 from quiz.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
 
+
+class Lifespan:
+    """The ASGI lifespan around the app. What lives as long as the server process starts with it and stops with
+    it: the record of the loop the server runs on (core/server_loop.py) and the game clock (lobby/clock.py),
+    which closes due questions whether or not anyone is connected. Every other scope goes to the app."""
+
+    def __init__(self, application):
+        self.application = application
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "lifespan":
+            return await self.application(scope, receive, send)
+        recorded_loop = started_clock = False
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                # Once per process, however many lifespans it runs: the first one owns both, and stops them.
+                recorded_loop = server_loop_started()
+                started_clock = clock_start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if started_clock:
+                    await clock_stop()
+                if recorded_loop:
+                    server_loop_stopped()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
 # Every WebSocket route, the game's and the generation page's: the origin is checked first (a foreign page is
 # refused before it counts), then the socket takes one of its IP's WS_MAX_PER_IP places.
-application = ProtocolTypeRouter(
-    {
-        "http": django_asgi_app,
-        "websocket": SameOriginValidator(PerIpSocketCap(URLRouter(websocket_urlpatterns + quiz_websocket_urlpatterns))),
-    }
+application = Lifespan(
+    ProtocolTypeRouter(
+        {
+            "http": django_asgi_app,
+            "websocket": SameOriginValidator(
+                PerIpSocketCap(URLRouter(websocket_urlpatterns + quiz_websocket_urlpatterns))
+            ),
+        }
+    )
 )

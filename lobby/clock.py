@@ -1,7 +1,10 @@
-"""Each server process runs one clock task while it has connections. The tasks of all processes race to
-close due questions; the compare-and-set in `question_close` lets exactly one of them win."""
+"""The game clock: one task per server process, for the whole life of the process (started and stopped by the
+ASGI lifespan in config/asgi.py), so a process closes due questions from the moment it is up, whether or not
+anyone is connected to it. The clocks of all processes race to close due questions; the compare-and-set in
+`question_close` lets exactly one of them win."""
 
 import asyncio
+import contextlib
 import logging
 
 from channels.db import database_sync_to_async
@@ -12,25 +15,30 @@ from lobby.services import close_due_questions, resume_after_outage
 
 logger = logging.getLogger(__name__)
 
-_clocks: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
-_users: dict[asyncio.AbstractEventLoop, int] = {}
+CLOCK_TASK_NAME = "game-clock"
+
+_clock: asyncio.Task | None = None
 
 
-def clock_acquire() -> None:
-    loop = asyncio.get_running_loop()
-    _users[loop] = _users.get(loop, 0) + 1
-    task = _clocks.get(loop)
-    if task is None or task.done():
-        _clocks[loop] = loop.create_task(_run())
+def clock_start() -> bool:
+    """Start this process's clock on the running loop. False, and nothing started, if it already runs."""
+    global _clock
+    if _clock is not None and not _clock.done() and _clock.get_loop().is_running():
+        return False
+    _clock = asyncio.get_running_loop().create_task(_run(), name=CLOCK_TASK_NAME)
+    return True
 
 
-def clock_release() -> None:
-    loop = asyncio.get_running_loop()
-    _users[loop] = max(_users.get(loop, 1) - 1, 0)
-    if _users[loop] == 0:
-        task = _clocks.pop(loop, None)
-        if task is not None:
-            task.cancel()
+async def clock_stop() -> None:
+    """Stop the clock that runs on this loop, and wait until it has."""
+    global _clock
+    task = _clock
+    if task is None or task.get_loop() is not asyncio.get_running_loop():
+        return
+    _clock = None
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _run() -> None:

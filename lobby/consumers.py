@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
-from lobby.clock import clock_acquire, clock_release
-from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
+from lobby.exceptions import GameError, PlayerRemoved
 from lobby.machine import Action
 from lobby.selectors import player_view, room_seq, room_snapshot
 
@@ -42,15 +41,10 @@ FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded 
 
 
 def _player_join_limited(*, ip: str, code: str, nickname: object) -> services.Joined:
-    """Join, counting the attempt against the IP's join limit and a wrong code against its guess limit, so
-    room codes cannot be enumerated at speed."""
-    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip) or ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
+    """Join, counting the attempt against the IP's join limit and under its code-guess limit."""
+    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip):
         raise ratelimit.RateLimited()
-    try:
-        return services.player_join(code=code, nickname=nickname)
-    except RoomNotFound:
-        ratelimit.ip_hit(limit=ratelimit.CODE_GUESSES, ip=ip)
-        raise
+    return ratelimit.code_guess(ip=ip, lookup=lambda: services.player_join(code=code, nickname=nickname))
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -67,10 +61,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.bucket = ratelimit.MessageBucket.from_settings()
         self.flooded = False
         await self.accept()
-        clock_acquire()
 
     async def disconnect(self, code):
-        clock_release()
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":

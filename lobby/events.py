@@ -2,14 +2,16 @@
 
 import asyncio
 import logging
-import os
 import time
 import weakref
 from dataclasses import dataclass, field
 
-from asgiref.sync import SyncToAsync, async_to_sync
+from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+
+from core.server_loop import server_loop
+from lobby.selectors import Picture, room_picture
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ _latest: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Latest] = weakref
 
 
 def _send_latest(group: str, event: dict) -> None:
-    loop = _server_loop()
+    loop = server_loop()
     if loop is None:
         _send(group, event)
     else:
@@ -79,7 +81,7 @@ async def _flush_latest(latest: _Latest, group: str) -> None:
 
 
 def _send(group: str, event: dict) -> None:
-    loop = _server_loop()
+    loop = server_loop()
     if loop is not None:
         # Called from a worker thread of the server: hand the send to the event loop and return, so the
         # thread (and the database connection it holds) is free for the next player's action at once.
@@ -102,19 +104,12 @@ async def _send_async(group: str, event: dict) -> None:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
 
-def _server_loop() -> asyncio.AbstractEventLoop | None:
-    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
-        return None
-    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
-    return loop if loop is not None and loop.is_running() else None
-
-
-def room_broadcast(*, room_id: int) -> dict:
-    """Send the room's snapshot to everyone in it; returns the snapshot sent."""
-    from lobby.selectors import room_snapshot
-
-    snapshot = room_snapshot(room_id=room_id)
+def room_broadcast(*, room_id: int) -> Picture:
+    """Send the room's snapshot to everyone in it; returns the picture sent (the snapshot, and during a reveal
+    the crowd's verdict on it)."""
+    picture = room_picture(room_id=room_id)
+    snapshot = picture.snapshot
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
     _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot})
-    return snapshot
+    return picture

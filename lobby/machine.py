@@ -1,4 +1,5 @@
-"""The game's rules: phases, transitions and scoring. Pure: no database, request or channel layer."""
+"""The game's rules: phases, transitions, which questions are closed, scoring and the crowd's verdict.
+Pure: plain data in, plain data out; no database, request or channel layer."""
 
 from dataclasses import dataclass
 from enum import StrEnum
@@ -71,3 +72,119 @@ def rank(scores: list[tuple[int, int]]) -> dict[int, int]:
             previous_rank, previous_score = position, score
         ranks[player_id] = previous_rank
     return ranks
+
+
+# -- which questions are behind us -----------------------------------------------------------------------------
+
+
+def closed_questions(position: Position) -> range:
+    """The questions of a game that have been closed and scored, in order: every one before the current, and
+    the current once it is past its question phase."""
+    if position.phase is Phase.LOBBY or position.index < 0:
+        return range(0)
+    last = position.index - 1 if position.phase is Phase.QUESTION else position.index
+    return range(last + 1)
+
+
+def is_revealed(position: Position, question_index: int) -> bool:
+    """Has this question's answer been shown? Exactly the closed ones: a question is revealed as it closes."""
+    return question_index in closed_questions(position)
+
+
+# -- scoring ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scored:
+    points: int  # what this answer earns
+    streak: int  # the player's correct answers in a row after it
+
+
+def answer_score(*, streak: int, correct: bool, elapsed_ms: int, timer_ms: int, voided: bool = False) -> Scored:
+    """The one scoring rule, for play (a question closing) and recompute (after a void) alike: one player's
+    points for one closed question, given their streak before it. A voided question counts as not asked: no
+    points, and the streak neither grows nor breaks. A wrong answer, or none, scores nothing and ends it."""
+    if voided:
+        return Scored(points=0, streak=streak)
+    if not correct:
+        return Scored(points=0, streak=0)
+    streak += 1
+    points = answer_points(correct=True, elapsed_ms=elapsed_ms, timer_ms=timer_ms) + streak_bonus(streak)
+    return Scored(points=points, streak=streak)
+
+
+@dataclass(frozen=True)
+class Given:
+    """An answer as scoring needs it."""
+
+    correct: bool
+    elapsed_ms: int
+
+
+@dataclass(frozen=True)
+class Standing:
+    score: int
+    streak: int
+
+
+@dataclass(frozen=True)
+class Replayed:
+    standings: dict[int, Standing]  # player id -> score and streak after the last question
+    points: dict[tuple[int, int], int]  # (player id, question index) -> points, for every answer given
+
+
+def scores_replay(
+    *,
+    players: list[int],
+    questions: range | list[int],
+    voided: set[int],
+    answers: dict[tuple[int, int], Given],
+    timer_ms: int,
+) -> Replayed:
+    """Every player's score and streak from scratch: the closed questions in order, each scored by
+    `answer_score` as play scored it. `answers` maps (player id, question index) to what they answered."""
+    standings = {player: Standing(score=0, streak=0) for player in players}
+    points: dict[tuple[int, int], int] = {}
+    for index in questions:
+        for player in players:
+            given = answers.get((player, index))
+            scored = answer_score(
+                streak=standings[player].streak,
+                correct=given is not None and given.correct,
+                elapsed_ms=given.elapsed_ms if given is not None else 0,
+                timer_ms=timer_ms,
+                voided=index in voided,
+            )
+            standings[player] = Standing(score=standings[player].score + scored.points, streak=scored.streak)
+            if given is not None:
+                points[(player, index)] = scored.points
+    return Replayed(standings=standings, points=points)
+
+
+# -- the crowd -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CrowdRule:
+    min_answers: int  # fewer answers than this say nothing
+    majority: float  # the share one option needs to count as the crowd's choice
+
+
+@dataclass(frozen=True)
+class CrowdVerdict:
+    answers: int
+    option: int | None  # the most chosen option
+    share: float
+    disagrees: bool
+
+
+def crowd_verdict(*, distribution: list[int], correct_index: int, rule: CrowdRule) -> CrowdVerdict:
+    """Does a clear majority of enough players pick the same option, and is it not the marked one?"""
+    answers = sum(distribution)
+    if not answers:
+        return CrowdVerdict(answers=0, option=None, share=0.0, disagrees=False)
+    top = max(range(len(distribution)), key=lambda option: distribution[option])
+    share = distribution[top] / answers
+    # A tiny tolerance so 3 of 5 counts as the 60 % it is.
+    disagrees = answers >= rule.min_answers and share >= rule.majority - 1e-9 and top != correct_index
+    return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees)

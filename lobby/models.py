@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from lobby.machine import Phase
+from lobby.machine import Phase, Position
 
 
 class Room(models.Model):
@@ -21,6 +21,11 @@ class Room(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    @property
+    def position(self) -> Position:
+        """Where the game stands, as the rules (lobby/machine.py) take it."""
+        return Position(Phase(self.phase), self.question_index)
 
 
 class Player(models.Model):

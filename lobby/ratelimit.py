@@ -7,8 +7,10 @@ Limits are read from settings at call time (with the defaults below), so a deplo
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import BaseCache, caches
@@ -16,9 +18,11 @@ from django.core.signals import setting_changed
 
 # Found in core now (quiz limits by the client's address too); the lobby's callers keep these names.
 from core.client_ip import UNKNOWN_IP, client_ip_from_request, client_ip_from_scope  # noqa: F401
-from lobby.exceptions import GameError
+from lobby.exceptions import GameError, RoomNotFound
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class RateLimited(GameError):
@@ -147,3 +151,16 @@ def ip_blocked(*, limit: IpLimit, ip: str) -> bool:
     except Exception:
         logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
         return False
+
+
+def code_guess(*, ip: str, lookup: Callable[[], T]) -> T:
+    """Look a room up by a code someone typed or put in a URL, under the client IP's code-guess limit: refused
+    (RateLimited) once the IP has used it up, and each unknown code (`lookup` raising RoomNotFound) counts
+    against it. The pages and the join both go through here, so codes can be enumerated by neither."""
+    if ip_blocked(limit=CODE_GUESSES, ip=ip):
+        raise RateLimited()
+    try:
+        return lookup()
+    except RoomNotFound:
+        ip_hit(limit=CODE_GUESSES, ip=ip)
+        raise

@@ -14,12 +14,12 @@ from lobby import events, machine
 from lobby.exceptions import GameError
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
+from lobby.selectors import Picture, crowd_rule
 from quiz.models import Question, RoundQuestion
 from quiz.selectors import round_question_at, round_question_facts
 from review.models import FlagKind, ReviewLabel
 from review.selectors import latest_label
 from review.services import flag_record
-from verifier import conf
 
 logger = logging.getLogger(__name__)
 
@@ -50,26 +50,6 @@ def _index_of(*, room: Room, question_id: int) -> int | None:
     )
 
 
-@dataclass(frozen=True)
-class CrowdVerdict:
-    answers: int
-    option: int | None  # the most chosen option
-    share: float
-    disagrees: bool
-
-
-def crowd_verdict(*, distribution: list[int], correct_index: int) -> CrowdVerdict:
-    """Pure: does a clear majority of enough players pick the same option, and is it not the marked one?"""
-    answers = sum(distribution)
-    if not answers:
-        return CrowdVerdict(answers=0, option=None, share=0.0, disagrees=False)
-    top = max(range(len(distribution)), key=lambda option: distribution[option])
-    share = distribution[top] / answers
-    # A tiny tolerance so 3 of 5 counts as the 60 % it is.
-    disagrees = answers >= conf.crowd_min_answers() and share >= conf.crowd_majority() - 1e-9 and top != correct_index
-    return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees)
-
-
 def crowd_check(*, room_id: int, question_index: int) -> bool:
     """Run once a question has closed. Flags the question when the crowd clearly picked another option."""
     room = Room.objects.get(pk=room_id)
@@ -81,14 +61,14 @@ def crowd_check(*, room_id: int, question_index: int) -> bool:
         .values_list("option", "n")
     )
     distribution = [counts.get(option, 0) for option in range(len(question.options))]
-    return _crowd_flag(room=room, question_index=question_index, distribution=distribution)
+    verdict = machine.crowd_verdict(distribution=distribution, correct_index=question.correct_index, rule=crowd_rule())
+    return _crowd_flag(room=room, question_index=question_index, distribution=distribution, verdict=verdict)
 
 
-def _crowd_flag(*, room: Room, question_index: int, distribution: list[int]) -> bool:
-    question = round_question_facts(round_id=room.round_id, position=question_index)
-    verdict = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
+def _crowd_flag(*, room: Room, question_index: int, distribution: list[int], verdict: machine.CrowdVerdict) -> bool:
     if not verdict.disagrees:
         return False
+    question = round_question_facts(round_id=room.round_id, position=question_index)
     flag_record(
         question_id=question.question_id,
         kind=FlagKind.CROWD,
@@ -105,12 +85,18 @@ def _crowd_flag(*, room: Room, question_index: int, distribution: list[int]) -> 
     return True
 
 
-def after_reveal(*, room: Room, question_index: int, snapshot: dict) -> None:
-    """Called once a closed question's reveal has gone out: the crowd check judges the distribution the reveal
-    showed (no second count), and never breaks a game."""
+def after_reveal(*, room: Room, question_index: int, shown: Picture) -> None:
+    """Called once a closed question's reveal has gone out: the crowd check takes the verdict the reveal showed
+    (no second count, no second verdict), and never breaks a game."""
     try:
-        if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index:
-            _crowd_flag(room=room, question_index=question_index, distribution=snapshot["reveal"]["distribution"])
+        snapshot, crowd = shown.snapshot, shown.crowd
+        if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index and crowd is not None:
+            _crowd_flag(
+                room=room,
+                question_index=question_index,
+                distribution=snapshot["reveal"]["distribution"],
+                verdict=crowd,
+            )
         else:  # the host moved on between the commit and the snapshot
             crowd_check(room_id=room.pk, question_index=question_index)
     except Exception:
@@ -125,52 +111,33 @@ class VoidRefused(GameError):
     default_message = "That question cannot be voided."
 
 
-def closed_indexes(room: Room) -> list[int]:
-    """The questions of a room that have been scored."""
-    if room.phase == Phase.LOBBY or room.question_index < 0:
-        return []
-    last = room.question_index - 1 if room.phase == Phase.QUESTION else room.question_index
-    return list(range(last + 1))
-
-
 def voided_indexes(*, room_id: int) -> list[int]:
     return list(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True))
 
 
 def scores_recompute(room: Room) -> None:
-    """Every player's score and streak from the answers of the closed, non-voided questions, in order.
-
-    A voided question is skipped as if it had not been asked: it neither extends nor breaks a streak.
-    """
-    timer_ms = room.timer_seconds * 1000
-    voided = set(voided_indexes(room_id=room.pk))
-    answers = {(a.player_id, a.question_index): a for a in Answer.objects.filter(room=room)}
+    """Every player's score and streak replayed from the answers of the closed questions, by the rule play
+    scores with (`machine.scores_replay`); a voided question counts as not asked."""
     # Removed players are off the leaderboard and were not scored after their removal; they keep what they had.
     players = list(Player.objects.filter(room=room, removed=False))
-    totals = {player.pk: 0 for player in players}
-    streaks = {player.pk: 0 for player in players}
-    changed: list[Answer] = []
-    for index in closed_indexes(room):
-        for player in players:
-            answer = answers.get((player.pk, index))
-            if index in voided:
-                points = 0
-            elif answer is not None and answer.correct:
-                streaks[player.pk] += 1
-                points = machine.answer_points(
-                    correct=True, elapsed_ms=answer.elapsed_ms, timer_ms=timer_ms
-                ) + machine.streak_bonus(streaks[player.pk])
-            else:
-                streaks[player.pk] = 0
-                points = 0
-            if answer is not None and answer.points != points:
-                answer.points = points
-                changed.append(answer)
-            totals[player.pk] += points
+    answers = {(a.player_id, a.question_index): a for a in Answer.objects.filter(room=room)}
+    replayed = machine.scores_replay(
+        players=[player.pk for player in players],
+        questions=machine.closed_questions(room.position),
+        voided=set(voided_indexes(room_id=room.pk)),
+        answers={key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms) for key, a in answers.items()},
+        timer_ms=room.timer_seconds * 1000,
+    )
+    changed = []
+    for key, points in replayed.points.items():
+        if answers[key].points != points:
+            answers[key].points = points
+            changed.append(answers[key])
     Answer.objects.bulk_update(changed, ["points"])
     for player in players:
-        if (player.score, player.streak) != (totals[player.pk], streaks[player.pk]):
-            player.score, player.streak = totals[player.pk], streaks[player.pk]
+        standing = replayed.standings[player.pk]
+        if (player.score, player.streak) != (standing.score, standing.streak):
+            player.score, player.streak = standing.score, standing.streak
             player.save(update_fields=["score", "streak"])
 
 
@@ -182,7 +149,7 @@ def question_void(*, room_id: int, question_index: int, reviewer=None, by_host: 
     with transaction.atomic():
         # The room's row lock orders this against a concurrent close or answer.
         room = Room.objects.select_for_update().get(pk=room_id)
-        if question_index not in closed_indexes(room):
+        if question_index not in machine.closed_questions(room.position):
             raise VoidRefused("Only a question that has been played and closed can be voided.")
         question = round_question_at(round_id=room.round_id, position=question_index)
         if not by_host and latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
@@ -236,7 +203,7 @@ def question_plays(*, question: Question) -> list[PlayedIn]:
                     question_index=position,
                     distribution=distribution,
                     answers=sum(distribution),
-                    closed=position in closed_indexes(room),
+                    closed=position in machine.closed_questions(room.position),
                     voided=VoidedQuestion.objects.filter(room=room, question_index=position).exists(),
                 )
             )

@@ -2,6 +2,7 @@
 before the reveal it holds nothing that says which option is correct."""
 
 import io
+from dataclasses import dataclass
 
 from django.utils import timezone
 
@@ -9,17 +10,34 @@ from core.spreadsheet import csv_writer
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
-from lobby.review import crowd_verdict
 from quiz.models import CheckStatus
 from quiz.selectors import round_question_facts, round_question_list
+from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "round__title", "round__check_status")  # fmt: skip
 
 
+def crowd_rule() -> machine.CrowdRule:
+    """The crowd signal's thresholds, read at call time so a deployment or a test can tune them."""
+    return machine.CrowdRule(min_answers=conf.crowd_min_answers(), majority=conf.crowd_majority())
+
+
+@dataclass(frozen=True)
+class Picture:
+    snapshot: dict
+    # During a reveal, the crowd's verdict on the question shown: the reveal's crowd check judges this one.
+    crowd: machine.CrowdVerdict | None = None
+
+
 def room_snapshot(*, room_id: int) -> dict:
-    """Built for every broadcast and every (re)join: three or four queries, rows as tuples, not model objects.
-    Its CPU time holds the GIL while the server's event loop waits to fan out (bench/game_path.py)."""
+    return room_picture(room_id=room_id).snapshot
+
+
+def room_picture(*, room_id: int) -> Picture:
+    """The snapshot, built for every broadcast and every (re)join: three or four queries, rows as tuples, not
+    model objects. Its CPU time holds the GIL while the server's event loop waits to fan out
+    (bench/game_path.py)."""
     room = Room.objects.filter(pk=room_id).values(*_ROOM_FIELDS).get()
     players = list(Player.objects.filter(room_id=room_id, removed=False).values_list("id", "nickname", "score"))
     ranks = machine.rank([(player_id, score) for player_id, _, score in players])
@@ -43,6 +61,7 @@ def room_snapshot(*, room_id: int) -> dict:
         # Questions taken out of the scores after review (their points no longer count).
         "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
     }
+    crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
         snapshot["question"] = {"index": index, "text": question.text, "options": list(question.options)}
@@ -61,7 +80,9 @@ def room_snapshot(*, room_id: int) -> dict:
             for _, option, _, _ in answers:
                 if 0 <= option < len(distribution):
                     distribution[option] += 1
-            crowd = crowd_verdict(distribution=distribution, correct_index=question.correct_index)
+            crowd = machine.crowd_verdict(
+                distribution=distribution, correct_index=question.correct_index, rule=crowd_rule()
+            )
             snapshot["reveal"] = {
                 # A discreet marker for the host: a clear majority chose another option.
                 "crowd_disagrees": crowd.disagrees,
@@ -74,7 +95,7 @@ def room_snapshot(*, room_id: int) -> dict:
                     for player_id, option, correct, points in answers
                 },
             }
-    return snapshot
+    return Picture(snapshot=snapshot, crowd=crowd)
 
 
 def room_seq(*, room_id: int) -> int:

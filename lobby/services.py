@@ -185,7 +185,7 @@ def game_act(
     if action is Action.CLOSE:
         return question_close(room_id=room_id, question_index=room.question_index)
     try:
-        target = machine.transition(Position(Phase(room.phase), room.question_index), action, total=room.question_count)
+        target = machine.transition(room.position, action, total=room.question_count)
     except machine.IllegalMove:
         raise NotNow() from None
     if action is Action.START and not room.players.filter(removed=False).exists():
@@ -210,8 +210,8 @@ def question_close(*, room_id: int, question_index: int) -> bool:
 
         def reveal() -> None:
             # The reveal goes out first (the crowd check never delays it), then the crowd check on its counts.
-            snapshot = events.room_broadcast(room_id=room.pk)
-            review.after_reveal(room=room, question_index=question_index, snapshot=snapshot)
+            shown = events.room_broadcast(room_id=room.pk)
+            review.after_reveal(room=room, question_index=question_index, shown=shown)
 
         transaction.on_commit(reveal)
     return True
@@ -228,17 +228,14 @@ def _score_question(room: Room, question_index: int) -> None:
     }
     answer_rows, player_rows = [], []
     for player_id, score, streak in room.players.filter(removed=False).values_list("pk", "score", "streak"):
-        if player_id in answers:
-            answer_id, elapsed_ms = answers[player_id]
-            streak += 1
-            points = machine.answer_points(
-                correct=True, elapsed_ms=elapsed_ms, timer_ms=timer_ms
-            ) + machine.streak_bonus(streak)
-            answer_rows.append((answer_id, points))
-            score += points
-        else:
-            streak = 0
-        player_rows.append((player_id, score, streak))
+        # A wrong answer keeps the points it was stored with (none); only right ones are written.
+        answer_id, elapsed_ms = answers.get(player_id, (None, 0))
+        scored = machine.answer_score(
+            streak=streak, correct=answer_id is not None, elapsed_ms=elapsed_ms, timer_ms=timer_ms
+        )
+        if answer_id is not None:
+            answer_rows.append((answer_id, scored.points))
+        player_rows.append((player_id, score + scored.points, scored.streak))
     # Two statements, not two per player.
     _update_rows(Answer, ["points"], answer_rows)
     _update_rows(Player, ["score", "streak"], player_rows)
@@ -473,10 +470,7 @@ def report_create(*, player_id: int, question_index: object, text: object) -> Re
     player = Player.objects.select_related("room").get(pk=player_id)
     room = player.room
     # A question can be reported once its answer has been revealed, not while it is open.
-    revealed = question_index < room.question_index or (
-        question_index == room.question_index and room.phase != Phase.QUESTION
-    )
-    if not revealed or not 0 <= question_index < room.question_count:
+    if not machine.is_revealed(room.position, question_index) or not 0 <= question_index < room.question_count:
         raise NotNow("You can report a question after its answer is shown.")
     question = round_question_at(round_id=room.round_id, position=question_index)
     try:

@@ -23,16 +23,9 @@ def _host_token(request: HttpRequest, code: str) -> str | None:
 
 
 def _room_guess(request: HttpRequest, code: str) -> Room:
-    """The room for a code typed or put in a URL by someone. Each unknown code counts against the client IP's
-    guess limit, so codes cannot be enumerated by asking for pages either. Raises RateLimited or RoomNotFound."""
+    """The room for a code in a URL or a form, under the code-guess limit. Raises RateLimited or RoomNotFound."""
     ip = ratelimit.client_ip_from_request(request)
-    if ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
-        raise ratelimit.RateLimited()
-    try:
-        return services.room_by_code(code)
-    except RoomNotFound:
-        ratelimit.ip_hit(limit=ratelimit.CODE_GUESSES, ip=ip)
-        raise
+    return ratelimit.code_guess(ip=ip, lookup=lambda: services.room_by_code(code))
 
 
 def _too_many(error: ratelimit.RateLimited) -> HttpResponse:

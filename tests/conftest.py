@@ -6,6 +6,7 @@ from lobby.tokens import host_token
 from quiz.validation import QuestionData
 from tests.factories import RoomFactory, RoundFactory
 from tests.support import communicator
+from tests.support.communicator import server_lifespan
 
 
 @pytest.fixture
@@ -95,3 +96,11 @@ def _closed_breakers():
             keys = list(client.scan_iter(match=f"*{KEY_PREFIX}:*"))
             if keys:
                 client.delete(*keys)
+
+
+@pytest.fixture
+async def game_clock():
+    """The server's ASGI lifespan, and with it the game clock, for a test that lets a question's deadline pass
+    (Channels' communicators run no lifespan)."""
+    async with server_lifespan():
+        yield

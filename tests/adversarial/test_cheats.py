@@ -87,7 +87,7 @@ async def test_two_tabs_answering_at_once_store_one_answer(room, sockets):
         await client.__aexit__()
 
 
-async def test_answers_for_a_closed_or_a_future_question_are_refused(room, sockets):
+async def test_answers_for_a_closed_or_a_future_question_are_refused(room, sockets, game_clock):
     created, host, [(ann, _), (ben, _)] = await _started(room, sockets, "Ann", "Ben")
     await ann.send(type="answer", question=1, option=0)  # the next question, not open yet
     assert (await ann.error())["code"] == "answer_refused"

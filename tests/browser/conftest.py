@@ -34,7 +34,7 @@ def live_url(transactional_db):
 
     port = _free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets",
+        application, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="websockets",
         **server_options(),
     )  # fmt: skip
     server = uvicorn.Server(config)

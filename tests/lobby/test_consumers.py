@@ -82,7 +82,7 @@ async def test_a_player_cannot_act_as_host(room, sockets):
     await player.__aexit__()
 
 
-async def test_answer_double_answer_and_late_answer(room, sockets):
+async def test_answer_double_answer_and_late_answer(room, sockets, game_clock):
     created = await room()
     code = created.room.code
     async with Client(code) as host:
@@ -142,7 +142,7 @@ async def test_reconnect_returns_to_the_same_phase_score_and_answer(room, socket
     await ben.__aexit__()
 
 
-async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sockets):
+async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sockets, game_clock):
     created = await room(timer_seconds=10)
     code = created.room.code
     async with Client(code) as host:

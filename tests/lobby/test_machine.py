@@ -1,6 +1,28 @@
 import pytest
 
-from lobby.machine import Action, IllegalMove, Phase, Position, answer_points, rank, streak_bonus, transition
+from lobby.machine import (
+    Action,
+    CrowdRule,
+    Given,
+    IllegalMove,
+    Phase,
+    Position,
+    Scored,
+    Standing,
+    answer_points,
+    answer_score,
+    closed_questions,
+    crowd_verdict,
+    is_revealed,
+    rank,
+    scores_replay,
+    streak_bonus,
+    transition,
+)
+
+# The defaults (CROWD_MIN_ANSWERS, CROWD_MAJORITY).
+CROWD = CrowdRule(min_answers=5, majority=0.6)
+TIMER_MS = 20_000
 
 
 def test_a_game_walks_lobby_question_reveal_leaderboard_until_finished():
@@ -56,3 +78,129 @@ def test_streak_bonus_grows_by_100_and_is_capped():
 
 def test_ties_share_a_rank():
     assert rank([(1, 500), (2, 900), (3, 500), (4, 0)]) == {2: 1, 1: 2, 3: 2, 4: 4}
+
+
+# -- which questions are behind us -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phase", "index", "closed"),
+    [
+        (Phase.LOBBY, -1, []),
+        (Phase.QUESTION, 0, []),
+        (Phase.REVEAL, 0, [0]),
+        (Phase.LEADERBOARD, 0, [0]),
+        (Phase.QUESTION, 2, [0, 1]),
+        (Phase.REVEAL, 2, [0, 1, 2]),
+        (Phase.FINISHED, 2, [0, 1, 2]),
+    ],
+)
+def test_the_closed_questions_are_those_before_the_current_and_the_current_once_it_closed(phase, index, closed):
+    position = Position(phase, index)
+    assert list(closed_questions(position)) == closed
+    # A question's answer is shown exactly when it closes: reports and voids follow the same rule.
+    assert [q for q in range(-1, 4) if is_revealed(position, q)] == closed
+
+
+# -- scoring ---------------------------------------------------------------------------------------------------
+
+
+def test_one_answer_scores_its_points_and_streak():
+    assert answer_score(streak=0, correct=True, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=1000, streak=1)
+    assert answer_score(streak=2, correct=True, elapsed_ms=10_000, timer_ms=TIMER_MS) == Scored(points=950, streak=3)
+    assert answer_score(streak=4, correct=False, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=0, streak=0)
+
+
+def test_a_voided_question_neither_scores_nor_extends_nor_breaks_a_streak():
+    for correct in (True, False):
+        scored = answer_score(streak=3, correct=correct, elapsed_ms=0, timer_ms=TIMER_MS, voided=True)
+        assert scored == Scored(points=0, streak=3)
+
+
+def test_the_replay_scores_every_closed_question_in_order_and_skips_the_voided():
+    # Ann: right, wrong, right; Bo: right, right, no answer. Question 1 (Ann's wrong one) is voided.
+    answers = {
+        (1, 0): Given(correct=True, elapsed_ms=0),
+        (1, 1): Given(correct=False, elapsed_ms=0),
+        (1, 2): Given(correct=True, elapsed_ms=0),
+        (2, 0): Given(correct=True, elapsed_ms=0),
+        (2, 1): Given(correct=True, elapsed_ms=10_000),
+    }
+    replayed = scores_replay(players=[1, 2], questions=range(3), voided={1}, answers=answers, timer_ms=TIMER_MS)
+    # Ann's streak runs on across the voided question: 1000 + 0 + (1000 + 100).
+    assert replayed.standings[1] == Standing(score=2100, streak=2)
+    assert replayed.standings[2] == Standing(score=1000, streak=0)  # no answer to question 3 ends Bo's
+    assert replayed.points == {(1, 0): 1000, (1, 1): 0, (1, 2): 1100, (2, 0): 1000, (2, 1): 0}
+
+
+def test_play_and_recompute_agree_on_a_game_whose_streak_a_voided_question_broke():
+    """Play scores each question as it closes, from the streaks the players have; a void replays the closed
+    questions. Played on after a void, the scores are the ones a replay of the whole game gives."""
+    answers = {
+        (1, 0): Given(correct=True, elapsed_ms=2_000),
+        (1, 1): Given(correct=False, elapsed_ms=5_000),  # breaks Ann's streak, then is voided
+        (1, 2): Given(correct=True, elapsed_ms=4_000),
+        (1, 3): Given(correct=True, elapsed_ms=0),
+        (2, 0): Given(correct=False, elapsed_ms=1_000),
+        (2, 1): Given(correct=True, elapsed_ms=3_000),
+        (2, 2): Given(correct=True, elapsed_ms=8_000),
+        (2, 3): Given(correct=True, elapsed_ms=6_000),
+    }
+    players = [1, 2]
+
+    def play(standings, index, voided):
+        for player in players:
+            given = answers.get((player, index))
+            scored = answer_score(
+                streak=standings[player].streak,
+                correct=given is not None and given.correct,
+                elapsed_ms=given.elapsed_ms if given else 0,
+                timer_ms=TIMER_MS,
+                voided=index in voided,
+            )
+            standings[player] = Standing(standings[player].score + scored.points, scored.streak)
+        return standings
+
+    standings = {player: Standing(0, 0) for player in players}
+    for index in (0, 1):
+        standings = play(standings, index, voided=set())
+    assert standings[1].streak == 0  # question 2 broke it
+    # Question 2 is voided: the service replays what has closed, then play goes on from there.
+    standings = dict(
+        scores_replay(players=players, questions=range(2), voided={1}, answers=answers, timer_ms=TIMER_MS).standings
+    )
+    assert standings[1].streak == 1  # as if question 2 had not been asked
+    for index in (2, 3):
+        standings = play(standings, index, voided={1})
+
+    replayed = scores_replay(players=players, questions=range(4), voided={1}, answers=answers, timer_ms=TIMER_MS)
+    assert standings == replayed.standings
+    # Ann: 950 + (900 + 100) + (1000 + 200); Bo: 0 + 0 (voided) + 800 + (850 + 100).
+    assert standings == {1: Standing(3150, 3), 2: Standing(1750, 2)}
+
+
+# -- the crowd -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "distribution, correct, disagrees",
+    [
+        ([3, 2, 0, 0], 1, True),  # 5 answers, 60 % on a wrong option
+        ([0, 1, 4, 0], 0, True),
+        ([3, 1, 0, 0], 1, False),  # only 4 answers
+        ([2, 2, 1, 0], 1, False),  # 40 %: no clear majority
+        ([2, 1, 0, 2], 3, False),
+        ([0, 3, 2, 0], 1, False),  # the majority chose the marked option
+        ([0, 0, 0, 0], 0, False),
+    ],
+)
+def test_crowd_verdict(distribution, correct, disagrees):
+    assert crowd_verdict(distribution=distribution, correct_index=correct, rule=CROWD).disagrees is disagrees
+
+
+def test_the_crowd_verdict_says_what_the_crowd_chose():
+    verdict = crowd_verdict(distribution=[3, 2, 0, 0], correct_index=1, rule=CROWD)
+    assert (verdict.answers, verdict.option, verdict.share) == (5, 0, 0.6)
+    strict = CrowdRule(min_answers=3, majority=0.9)
+    assert not crowd_verdict(distribution=[2, 1], correct_index=1, rule=strict).disagrees
+    assert crowd_verdict(distribution=[3, 0], correct_index=1, rule=strict).disagrees

@@ -6,7 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from lobby import events, review, services
+from lobby import events, machine, review, services
 from lobby.machine import Action
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.selectors import room_snapshot
@@ -40,29 +40,6 @@ def _next_question(room_id: int) -> None:
 # -- the crowd -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "distribution, correct, disagrees",
-    [
-        ([3, 2, 0, 0], 1, True),  # 5 answers, 60 % on a wrong option
-        ([0, 1, 4, 0], 0, True),
-        ([3, 1, 0, 0], 1, False),  # only 4 answers
-        ([2, 2, 1, 0], 1, False),  # 40 %: no clear majority
-        ([2, 1, 0, 2], 3, False),
-        ([0, 3, 2, 0], 1, False),  # the majority chose the marked option
-        ([0, 0, 0, 0], 0, False),
-    ],
-)
-def test_crowd_verdict(distribution, correct, disagrees):
-    assert review.crowd_verdict(distribution=distribution, correct_index=correct).disagrees is disagrees
-
-
-def test_crowd_settings_are_read_at_call_time(settings):
-    settings.CROWD_MIN_ANSWERS = 3
-    settings.CROWD_MAJORITY = 0.9
-    assert not review.crowd_verdict(distribution=[2, 1], correct_index=1).disagrees
-    assert review.crowd_verdict(distribution=[3, 0], correct_index=1).disagrees
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "picks, flagged",
@@ -87,6 +64,30 @@ def test_the_crowd_flag_after_a_question_closes(make_room, django_capture_on_com
         assert flag.room_code == created.room.code
         assert flag.detail["answers"] == 5 and flag.detail["option"] == 0 and flag.detail["share"] == 0.6
         assert flag.detail["distribution"] == [3, 2, 0, 0] and flag.detail["marked"] == 1
+
+
+@pytest.mark.django_db
+def test_the_crowd_is_judged_once_per_reveal(make_room, django_capture_on_commit_callbacks, monkeypatch):
+    """The reveal's snapshot shows the host the crowd's verdict; the crowd flag takes that same verdict."""
+    verdicts = []
+
+    def judged(**kwargs):
+        verdicts.append(machine_crowd_verdict(**kwargs))
+        return verdicts[-1]
+
+    machine_crowd_verdict = machine.crowd_verdict
+    monkeypatch.setattr(machine, "crowd_verdict", judged)
+    sent = []
+    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event))
+    created, players = _playing(make_room, ["Ann", "Ben", "Cy", "Dee", "Eve"])
+    for player, option in zip(players[:4], [0, 0, 0, 1], strict=True):
+        services.answer_submit(player_id=player.pk, question_index=0, option=option)
+    with django_capture_on_commit_callbacks(execute=True):  # the last answer closes the question
+        services.answer_submit(player_id=players[4].pk, question_index=0, option=1)
+    [reveal] = [event["state"] for event in sent if event["type"] == events.ROOM_STATE]
+    assert reveal["phase"] == "reveal" and reveal["reveal"]["crowd_disagrees"] is True
+    assert Flag.objects.get(kind="crowd").detail["share"] == 0.6
+    assert len(verdicts) == 1
 
 
 @pytest.mark.django_db
@@ -206,6 +207,35 @@ def test_only_a_closed_question_can_be_voided(make_room):
     ann.refresh_from_db()
     assert ann.score == 1000 and ann.streak == 1
     assert room_snapshot(room_id=created.room.pk)["voided"] == [0]
+
+
+def _standings(room_id: int) -> tuple[dict, dict]:
+    players = {p.nickname: (p.score, p.streak) for p in Player.objects.filter(room_id=room_id)}
+    points = {(a.player.nickname, a.question_index): a.points for a in Answer.objects.filter(room_id=room_id)}
+    return players, points
+
+
+@pytest.mark.django_db
+def test_play_and_recompute_give_the_same_scores_when_a_voided_question_broke_a_streak(make_room):
+    """Ann's wrong answer to question 2 breaks her streak; the host voids it and the game goes on. The scores
+    play gives question 3 are the ones a recompute of the whole game gives."""
+    created, [ann, bo] = _playing(make_room, ["Ann", "Bo"], timer_seconds=20)
+    room_id = created.room.pk
+    _answer_and_close(room_id, 0, {ann: (1, 0), bo: (1, 10_000)})
+    _next_question(room_id)
+    _answer_and_close(room_id, 1, {ann: (0, 0), bo: (2, 0)})
+    assert Player.objects.get(pk=ann.pk).streak == 0
+    review.question_void(room_id=room_id, question_index=1, by_host=True)
+    assert Player.objects.get(pk=ann.pk).streak == 1  # as if question 2 had not been asked
+    _next_question(room_id)
+    _answer_and_close(room_id, 2, {ann: (0, 4_000), bo: (0, 0)})
+    played = _standings(room_id)
+
+    review.scores_recompute(Room.objects.get(pk=room_id))
+
+    assert _standings(room_id) == played
+    # Ann 1000 + 0 + (900 + 100); Bo 750 + 0 + (1000 + 100): question 2's points are gone, its streaks kept.
+    assert played[0] == {"Ann": (2000, 2), "Bo": (1850, 2)}
 
 
 @pytest.mark.django_db

@@ -3,8 +3,8 @@ import io
 
 import pytest
 
-from lobby import services
-from lobby.selectors import results_csv
+from lobby import machine, services
+from lobby.selectors import crowd_rule, results_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -19,3 +19,11 @@ def test_the_results_csv_neutralises_every_nickname_a_spreadsheet_would_run(make
     written = sorted(row[1] for row in rows[1:])
     assert written == sorted(['\'=HYPERLINK("x")', "'+1", "'-1+2", "'@SUM(A1)", "Ada"])
     assert all(row[0].isdigit() and row[2] == "0" for row in rows[1:])  # numbers stay numbers
+
+
+def test_crowd_settings_are_read_at_call_time(settings):
+    assert crowd_rule() == machine.CrowdRule(min_answers=5, majority=0.6)  # the defaults
+    settings.CROWD_MIN_ANSWERS = 3
+    settings.CROWD_MAJORITY = 0.9
+    assert not machine.crowd_verdict(distribution=[2, 1], correct_index=1, rule=crowd_rule()).disagrees
+    assert machine.crowd_verdict(distribution=[3, 0], correct_index=1, rule=crowd_rule()).disagrees

@@ -3,14 +3,19 @@
 Every communicator a test connects is counted (`Communicator`): one the test leaves open fails it
 (tests/conftest.py). Close each with `async with`, or open it through the `sockets` fixture (`Sockets`), which
 closes what it opened when the test ends, passed or failed.
+
+Also the app's ASGI lifespan run as a server runs it (the game clock lives there).
 """
 
 import asyncio
+import contextlib
 import json
 
+from asgiref.testing import ApplicationCommunicator
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
+from config.asgi import application
 from lobby.routing import websocket_urlpatterns
 
 app = URLRouter(websocket_urlpatterns)
@@ -137,3 +142,18 @@ class Sockets:
                     errors.append(error)
         if errors:
             raise errors[0]
+
+
+@contextlib.asynccontextmanager
+async def server_lifespan():
+    """config.asgi's lifespan on this test's event loop, as uvicorn runs it around a server's life: started on
+    entry (the game clock ticks from then on), shut down on exit."""
+    lifespan = ApplicationCommunicator(application, {"type": "lifespan", "asgi": {"version": "3.0"}})
+    await lifespan.send_input({"type": "lifespan.startup"})
+    assert (await lifespan.receive_output(5))["type"] == "lifespan.startup.complete"
+    try:
+        yield
+    finally:
+        await lifespan.send_input({"type": "lifespan.shutdown"})
+        assert (await lifespan.receive_output(5))["type"] == "lifespan.shutdown.complete"
+        await lifespan.wait(5)
