@@ -101,9 +101,9 @@ def test_a_failing_crowd_check_does_not_break_the_close(
     sent = []
 
     def room_broadcast(*, room_id):
-        snapshot = broadcast(room_id=room_id)
-        sent.append(snapshot["phase"])  # what every socket of the room was sent
-        return snapshot
+        picture = broadcast(room_id=room_id)
+        sent.append(picture.snapshot["phase"])  # what every socket of the room was sent
+        return picture
 
     # One answer on a wrong option is a disagreeing crowd here, so the check goes on to record its flag: it fails.
     settings.CROWD_MIN_ANSWERS = 1
