@@ -429,6 +429,11 @@ class Gate:
 _mismatches_warned: set[tuple[str, str, str]] = set()
 
 
+def mismatch_warnings_forget() -> None:
+    """Forget which served-vs-pinned mismatches this process has warned about (each is warned once per process)."""
+    _mismatches_warned.clear()
+
+
 def _warn_mismatch_once(backend: str, pinned: str, served: str) -> None:
     if (backend, pinned, served) in _mismatches_warned:
         return

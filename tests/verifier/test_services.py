@@ -118,8 +118,8 @@ def test_verdicts_cannot_be_deleted_from_the_admin(rf, admin_user):
 
     request = rf.get("/")
     request.user = admin_user
-    assert site._registry[Verdict].has_delete_permission(request) is False
-    assert site._registry[Threshold].has_change_permission(request) is True
+    assert site.get_model_admin(Verdict).has_delete_permission(request) is False
+    assert site.get_model_admin(Threshold).has_change_permission(request) is True
 
 
 # --- the model the server says it served -------------------------------------------------------------------------
@@ -136,9 +136,11 @@ def _run_round(count: int = 2) -> list[GateDecision]:
 
 
 @pytest.fixture
-def fresh_mismatch_log(monkeypatch):
+def fresh_mismatch_log():
     # "Once per process": a test that looks for the warning needs a process that has not logged it yet.
-    monkeypatch.setattr(gate_module, "_mismatches_warned", set())
+    gate_module.mismatch_warnings_forget()
+    yield
+    gate_module.mismatch_warnings_forget()
 
 
 @pytest.mark.django_db(transaction=True)
