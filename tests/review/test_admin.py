@@ -15,6 +15,7 @@ from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
 from review.models import Flag, Review
 from review.services import flag_record, review_label
+from tests.factories import QuestionFactory
 from verifier.gate import GateDecision
 from verifier.models import Threshold, Verdict
 from verifier.services import verdict_record
@@ -48,11 +49,7 @@ def decision(
 
 
 def make_question(text: str, *, options=("Paris", "Lyon", "Nice"), correct=0, model_id="writer-1") -> Question:
-    return question_create(
-        data=QuestionData(text=text, options=tuple(options), correct_index=correct, explanation=f"About {text}"),
-        provenance=Provenance.MODEL,
-        model_id=model_id,
-    )
+    return QuestionFactory(text=text, options=options, correct_index=correct, written=True, model_id=model_id)
 
 
 @pytest.fixture

@@ -2,13 +2,13 @@
 
 import pytest
 
-from quiz.models import CheckStatus, Provenance
-from quiz.services import question_create, round_create
-from quiz.validation import QuestionData
+from quiz.models import CheckStatus
+from quiz.services import round_create
 from review.models import Flag, PremiseGroup, PremiseMember
 from review.premise import PremiseText, key_terms, premise_group
 from review.premise_recheck import premise_groups_recheck
 from review.services import premise_groups_create, reviews_label
+from tests.factories import QuestionFactory
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import WriterServer, good_question
 
@@ -75,8 +75,7 @@ def test_one_shared_year_or_one_generic_word_is_not_a_shared_premise():
 
 
 def _question(text: str, explanation: str, options=("Washington", "Washington State", "Oregon"), correct=0):
-    data = QuestionData(text=text, options=tuple(options), correct_index=correct, explanation=explanation)
-    return question_create(data=data, provenance=Provenance.MODEL, model_id="writer-1")
+    return QuestionFactory(text=text, explanation=explanation, options=options, correct_index=correct, written=True)
 
 
 @pytest.fixture

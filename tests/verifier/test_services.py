@@ -4,6 +4,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from quiz.models import Question
+from tests.factories import QuestionFactory, ThresholdFactory
 from tests.verifier.helpers import item, items
 from verifier import gate as gate_module
 from verifier.gate import Gate, GateDecision, gate_check
@@ -13,9 +14,7 @@ from verifier.services import verdict_record
 
 
 def _question() -> Question:
-    return Question.objects.create(
-        text="Which is right?", options=["Right", "Wrong"], correct_index=0, provenance="model"
-    )
+    return QuestionFactory(text="Which is right?", options=("Right", "Wrong"), correct_index=0, written=True)
 
 
 @pytest.mark.django_db
@@ -25,7 +24,7 @@ def test_threshold_defaults_to_uncalibrated_point_six():
 
 @pytest.mark.django_db
 def test_threshold_stored_per_backend_and_model():
-    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.55)
+    ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.55)
     assert threshold_for(backend="systemone", model_id="jev-1.13.0") == (0.55, True)
     assert threshold_for(backend="systemone", model_id="jev-1.14.0") == (0.6, False)
     assert threshold_for(backend="llm", model_id="jev-1.13.0") == (0.6, False)
@@ -147,8 +146,8 @@ def fresh_mismatch_log():
 def test_a_moved_server_is_judged_by_its_own_threshold_and_filed_under_its_own_id(
     systemone, caplog, fresh_mismatch_log
 ):
-    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
-    Threshold.objects.create(backend="systemone", model_id="jev-1.14.0", value=0.5)
+    ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    ThresholdFactory(backend="systemone", model_id="jev-1.14.0", value=0.5)
     systemone.script.served_model = "jev-1.14.0"
     systemone.script.default_probability = 0.9  # below the pinned model's 0.95, above the served one's 0.5
     with caplog.at_level(logging.WARNING, logger="verifier"):
@@ -167,7 +166,7 @@ def test_a_moved_server_is_judged_by_its_own_threshold_and_filed_under_its_own_i
 
 @pytest.mark.django_db(transaction=True)
 def test_a_served_model_nobody_calibrated_gets_the_default_uncalibrated(systemone, fresh_mismatch_log):
-    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.95)
     systemone.script.served_model = "jev-2.0.0"
     systemone.script.default_probability = 0.9
     decisions = _run_round(1)
@@ -178,7 +177,7 @@ def test_a_served_model_nobody_calibrated_gets_the_default_uncalibrated(systemon
 
 @pytest.mark.django_db(transaction=True)
 def test_the_pinned_model_served_keeps_its_threshold(systemone):
-    Threshold.objects.create(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.95)
     decisions = _run_round(1)
     assert [(d.outcome, d.model_id, d.requested_model_id, d.threshold) for d in decisions] == [
         ("dropped", "jev-1.13.0", "jev-1.13.0", 0.95)
