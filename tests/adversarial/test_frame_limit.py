@@ -11,8 +11,8 @@ from django.conf import settings
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from quiz.jobs import generation_token
 from quiz.models import GenerationJob
+from quiz.tokens import generation_token
 from tests.support.servers import start_asgi
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -2,6 +2,7 @@ import pytest
 
 from quiz.checks import check_writer_model
 from quiz.exceptions import QuizError
+from tests.quiz.generation import WRITER_MODEL
 from tests.support.model_ids import MOVING, PINNED
 
 
@@ -36,3 +37,18 @@ def test_a_moving_writer_model_refuses_to_start_a_job(writer_configured, setting
     settings.QUIZ_WRITER_MODEL = model
     with pytest.raises(QuizError, match="alias that can change without notice"):
         generation_job_create(owner_key="k", count=5, topic="Cats")
+
+
+def test_an_alias_model_id_is_refused(writer, settings):
+    settings.QUIZ_WRITER_MODEL = "gpt-4o-latest"
+    errors = check_writer_model()
+    assert [error.id for error in errors] == ["quiz.E001"]
+    assert "QUIZ_ALLOW_MODEL_ALIAS" in errors[0].msg
+    settings.QUIZ_WRITER_MODEL = "my-model"
+    settings.QUIZ_MODEL_ALIASES = ["my-model"]
+    assert [error.id for error in check_writer_model()] == ["quiz.E001"]
+    settings.QUIZ_ALLOW_MODEL_ALIAS = True
+    assert check_writer_model() == []
+    settings.QUIZ_ALLOW_MODEL_ALIAS = False
+    settings.QUIZ_WRITER_MODEL = WRITER_MODEL
+    assert check_writer_model() == []
