@@ -117,6 +117,21 @@ def test_the_host_can_cancel(client, configured):
     assert "Cancelled" in page and "Try again" in page
 
 
+def test_retry_starts_a_fresh_copy_of_the_job_after_commit(
+    client, configured, started_jobs, django_capture_on_commit_callbacks
+):
+    failed = GenerationJob.objects.create(
+        owner_key=_own_session(client), count=7, topic="Birds", difficulty="hard", status="failed"
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = client.post(reverse("quiz:generate_retry", args=[failed.pk]))
+        assert started_jobs == []
+    fresh = GenerationJob.objects.exclude(pk=failed.pk).get()
+    assert response.status_code == 302 and response["Location"] == reverse("quiz:generate_detail", args=[fresh.pk])
+    assert (fresh.count, fresh.topic, fresh.difficulty, fresh.status) == (7, "Birds", "hard", "queued")
+    assert len(callbacks) == 1 and started_jobs == [fresh.pk]
+
+
 def test_a_running_job_page_shows_stored_progress_and_a_cancel_button(client, configured):
     job = GenerationJob.objects.create(
         owner_key=_own_session(client), count=10, topic="Birds", status="running", asked=15, written=7, gated=True
