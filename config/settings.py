@@ -127,6 +127,7 @@ else:
 
 # Celery: Redis as broker when REDIS_URL is set, otherwise tasks run in-process.
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Without a broker nothing would take a queued task, so it runs at once (the test settings turn this off).
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
@@ -238,6 +239,12 @@ QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+# Where a generation job runs (quiz/runner.py): a dotted path to a function taking the job's id. A Celery worker
+# when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
+QUIZ_GENERATION_RUNNER = env(
+    "QUIZ_GENERATION_RUNNER",
+    default="quiz.runner.generation_start_on_celery" if REDIS_URL else "quiz.runner.generation_start_in_process",
+)
 # Starting a model-written round spends the model key (quiz/gen_limits.py): rounds being written at once and
 # started in the last hour, per client network (an IPv6 /64) and per browser session; and started site-wide
 # in the last 24 hours. 0 turns a limit off.

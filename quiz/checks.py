@@ -1,8 +1,10 @@
-"""Start-up checks: a writer model id must be pinned to one version."""
+"""Start-up checks: a writer model id must be pinned to one version; the generation runner must exist."""
 
 from typing import Any
 
+from django.conf import settings
 from django.core import checks
+from django.utils.module_loading import import_string
 
 from quiz import conf
 
@@ -27,3 +29,19 @@ def check_writer_model(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
     if not problem:
         return []
     return [checks.Error(problem, hint="Pin the writer model in the environment.", id="quiz.E001")]
+
+
+@checks.register()
+def check_generation_runner(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    # Found at start-up rather than when the first host asks for a round.
+    path = settings.QUIZ_GENERATION_RUNNER
+    try:
+        runner = import_string(path)
+    except ImportError as error:
+        problem = f"QUIZ_GENERATION_RUNNER={path!r} cannot be imported ({error})."
+    else:
+        if callable(runner):
+            return []
+        problem = f"QUIZ_GENERATION_RUNNER={path!r} is not a function."
+    hint = "Unset it, or name quiz.runner.generation_start_on_celery or quiz.runner.generation_start_in_process."
+    return [checks.Error(problem, hint=hint, id="quiz.E002")]

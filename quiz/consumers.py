@@ -7,7 +7,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from quiz.events import generation_group
-from quiz.jobs import generation_snapshot_for, generation_token_job_id
+from quiz.jobs import generation_snapshot_for
+from quiz.tokens import generation_token_job_id
 
 
 class GenerationConsumer(AsyncJsonWebsocketConsumer):

@@ -8,3 +8,11 @@ class InvalidQuestion(QuizError):
 
 class RoundNotFound(QuizError):
     pass
+
+
+class GenerationNotFound(QuizError):
+    pass
+
+
+class WriterError(QuizError):
+    """The model could not be asked or did not answer; the message is for the host."""

@@ -9,22 +9,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.client_ip import client_ip_from_request, client_network
 from quiz import conf
-from quiz.exceptions import QuizError
+from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.gen_limits import GenerationLimited
-from quiz.jobs import (
-    GenerationNotFound,
-    generation_cancel,
-    generation_enqueue,
-    generation_job_create,
-    generation_job_get,
-    generation_retry,
-    generation_round_questions,
-    generation_snapshot,
-    generation_source_from_upload,
-    generation_token,
-)
+from quiz.jobs import generation_cancel, generation_job_create, generation_job_get, generation_retry
 from quiz.models import GenerationJob
-from quiz.writer import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
+from quiz.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
+from quiz.runner import generation_enqueue
+from quiz.selectors import generation_round_questions, generation_snapshot
+from quiz.tokens import generation_token
+from quiz.uploads import generation_source_from_upload
 
 OWNER_KEY = "owner_key"
 
@@ -167,4 +160,5 @@ def generate_retry(request: HttpRequest, job_id: int) -> HttpResponse:
         }
         response = render(request, "quiz/generate_job.html", context, status=400)
         return _refused(response, error) if isinstance(error, GenerationLimited) else response
+    generation_enqueue(job_id=fresh.pk)
     return redirect("quiz:generate_detail", job_id=fresh.pk)

@@ -1,22 +1,17 @@
-"""Generation jobs: create, enqueue, run, cancel. Progress is written to the database on every step (so a
-reloaded page shows it) and broadcast to `generation.<id>` after it commits.
+"""Generation jobs' life: create, start, progress, finish, fail, cancel, retry, and a dead worker's job
+reaped. Progress is written to the database on every step (so a reloaded page shows it) and broadcast to
+`generation.<id>` after it commits. Where a job runs is `quiz.runner`.
 
 The async run touches the database only through small sync functions wrapped in `sync_to_async`;
 a transaction never spans an `await`.
 """
 
 import asyncio
-import contextvars
-import io
 import logging
-import os
-import threading
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import SyncToAsync, sync_to_async
-from django.conf import settings
-from django.core import signing
+from asgiref.sync import sync_to_async
 from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -24,38 +19,18 @@ from django.utils import timezone
 from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.events import generation_changed
-from quiz.exceptions import QuizError
+from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.gen_limits import generation_admission
-from quiz.models import GenerationJob, GenerationStatus, Provenance, Question, Round
+from quiz.models import GenerationJob, GenerationStatus, Provenance, Question
+from quiz.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
+from quiz.selectors import generation_snapshot
 from quiz.services import question_create, round_create
 from quiz.signals import round_generated
-from quiz.writer import (
-    DIFFICULTIES,
-    LANGUAGES,
-    MAX_COUNT,
-    MAX_TOPIC,
-    MIN_COUNT,
-    RoundSpec,
-    RoundWriter,
-    WriteOutcome,
-    WriterProgress,
-)
+from quiz.writer import RoundWriter, WriteOutcome, WriterProgress
 from verifier.gate import Gate
 from verifier.services import verdict_record
 
 logger = logging.getLogger(__name__)
-
-TOKEN_SALT = "quiz.generation"
-UPLOAD_SUFFIXES = (".txt", ".md", ".pdf")
-# Strong references to in-process runs, so the event loop does not drop a running task.
-_running: set[asyncio.Task[None]] = set()
-
-
-class GenerationNotFound(QuizError):
-    pass
-
-
-# --- reads ----------------------------------------------------------------------------------------------
 
 
 def generation_job_get(*, job_id: int, owner_key: str) -> GenerationJob:
@@ -65,78 +40,9 @@ def generation_job_get(*, job_id: int, owner_key: str) -> GenerationJob:
     return generation_reap_if_stale(job)
 
 
-def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
-    """The small state a host's page shows; sent on connect and after every change."""
-    return {
-        "id": job.pk,
-        "status": job.status,
-        "finished": job.finished,
-        "revision": job.revision,
-        "count": job.count,
-        "asked": job.asked,
-        "written": job.written,
-        "checked": job.checked,
-        "dropped": job.dropped,
-        "invalid": job.invalid,
-        "attempt": job.attempt,
-        "gated": job.gated,
-        "message": job.message,
-        "round_id": job.round_id,
-        "play_url": f"/?round={job.round_id}" if job.round_id else "",
-    }
-
-
 def generation_snapshot_for(*, job_id: int) -> dict[str, Any] | None:
     job = GenerationJob.objects.filter(pk=job_id).first()
     return generation_snapshot(generation_reap_if_stale(job)) if job else None
-
-
-def generation_round_questions(*, job: GenerationJob) -> list[tuple[Question, str]]:
-    """The round's questions with how each was checked, as shown to the host."""
-    if job.round_id is None:
-        return []
-    marks = job.question_marks or {}
-    entries = Round.objects.get(pk=job.round_id).entries.select_related("question")
-    return [(entry.question, marks.get(str(entry.question_id), "unchecked")) for entry in entries]
-
-
-def generation_token(*, job_id: int) -> str:
-    return signing.dumps(int(job_id), salt=TOKEN_SALT)
-
-
-def generation_token_job_id(token: str) -> int | None:
-    try:
-        return int(signing.loads(token, salt=TOKEN_SALT, max_age=24 * 3600))
-    except (signing.BadSignature, TypeError, ValueError):
-        return None
-
-
-# --- creating -------------------------------------------------------------------------------------------
-
-
-def generation_source_from_upload(*, name: str, data: bytes) -> str:
-    lowered = name.lower()
-    if not lowered.endswith(UPLOAD_SUFFIXES):
-        raise QuizError("Upload a .txt, .md or .pdf file.")
-    if len(data) > conf.upload_max_bytes():
-        raise QuizError(f"That file is larger than {conf.upload_max_bytes() // (1024 * 1024)} MB.")
-    if lowered.endswith(".pdf"):
-        try:
-            from pypdf import PdfReader
-
-            reader = PdfReader(io.BytesIO(data))
-            text = "\n".join(page.extract_text() or "" for page in reader.pages)
-        except Exception as error:  # noqa: BLE001 - pypdf raises many kinds for a damaged file
-            raise QuizError("That PDF could not be read.") from error
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
-    text = text.strip()
-    if not text:
-        raise QuizError("That file has no text in it (a scanned PDF has only pictures of text).")
-    return text
 
 
 def generation_job_create(
@@ -183,47 +89,6 @@ def generation_job_create(
             source_name=source_name[:200],
             model_id=conf.writer_model(),
         )
-
-
-def generation_enqueue(*, job_id: int) -> None:
-    """Run the job off the request path once the transaction that created it commits.
-
-    With a broker (REDIS_URL) a Celery worker runs it. In the embedded default Celery is eager, which would
-    run it inside the request: instead it runs on the ASGI server's own event loop (so its broadcasts reach
-    the in-memory channel layer there), or in a daemon thread when there is no such loop.
-    """
-    if not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        from quiz.tasks import generate_round
-
-        generate_round.delay_on_commit(job_id)
-        return
-    transaction.on_commit(lambda: _start_in_process(job_id))
-
-
-def _start_in_process(job_id: int) -> None:
-    loop = _server_loop()
-    if loop is not None:
-        # A fresh context: the request's (its thread-sensitive executor, which quits with the request) must not leak.
-        loop.call_soon_threadsafe(_spawn, job_id, context=contextvars.Context())
-        return
-    threading.Thread(target=generation_run, kwargs={"job_id": job_id}, name=f"generation-{job_id}", daemon=True).start()
-
-
-def _server_loop() -> asyncio.AbstractEventLoop | None:
-    # Set by asgiref in a thread that sync_to_async runs (a sync view under the ASGI server).
-    if getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None) != os.getpid():
-        return None
-    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
-    return loop if loop is not None and loop.is_running() else None
-
-
-def _spawn(job_id: int) -> None:
-    task = asyncio.get_running_loop().create_task(generation_run_async(job_id=job_id), context=contextvars.Context())
-    _running.add(task)
-    task.add_done_callback(_running.discard)
-
-
-# --- running --------------------------------------------------------------------------------------------
 
 
 def generation_run(*, job_id: int) -> None:
@@ -450,6 +315,7 @@ def generation_cancel(*, job_id: int, owner_key: str) -> GenerationJob:
 
 
 def generation_retry(*, job_id: int, owner_key: str, client_network: str = "") -> GenerationJob:
+    """A fresh copy of the host's job, queued: the caller starts it (`quiz.runner.generation_enqueue`)."""
     job = generation_job_get(job_id=job_id, owner_key=owner_key)
     fresh = generation_job_create(
         owner_key=owner_key,
@@ -461,5 +327,4 @@ def generation_retry(*, job_id: int, owner_key: str, client_network: str = "") -
         source_name=job.source_name,
         client_network=client_network,
     )
-    generation_enqueue(job_id=fresh.pk)
     return fresh

@@ -1,8 +1,9 @@
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from quiz.models import Pack, Question, Round
+from quiz.models import GenerationJob, Pack, Question, Round
 
 
 def round_question_list(*, round_id: int) -> list[Question]:
@@ -74,3 +75,33 @@ def host_round_list(*, owner_key: str) -> list[Round]:
     if not owner_key:
         return []
     return list(Round.objects.filter(owner_key=owner_key))
+
+
+def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
+    """The small state a host's page shows; sent on connect and after every change."""
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "finished": job.finished,
+        "revision": job.revision,
+        "count": job.count,
+        "asked": job.asked,
+        "written": job.written,
+        "checked": job.checked,
+        "dropped": job.dropped,
+        "invalid": job.invalid,
+        "attempt": job.attempt,
+        "gated": job.gated,
+        "message": job.message,
+        "round_id": job.round_id,
+        "play_url": f"/?round={job.round_id}" if job.round_id else "",
+    }
+
+
+def generation_round_questions(*, job: GenerationJob) -> list[tuple[Question, str]]:
+    """The round's questions with how each was checked, as shown to the host."""
+    if job.round_id is None:
+        return []
+    marks = job.question_marks or {}
+    entries = Round.objects.get(pk=job.round_id).entries.select_related("question")
+    return [(entry.question, marks.get(str(entry.question_id), "unchecked")) for entry in entries]

@@ -8,7 +8,7 @@ import pytest
 
 from quiz.jobs import generation_job_create, generation_run
 from quiz.models import GenerationStatus
-from quiz.writer import SYSTEM_PROMPT
+from quiz.prompts import SYSTEM_PROMPT
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import Turn, WriterServer, good_question
 

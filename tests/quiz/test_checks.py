@@ -1,7 +1,8 @@
 import pytest
 
-from quiz.checks import check_writer_model
+from quiz.checks import check_generation_runner, check_writer_model
 from quiz.exceptions import QuizError
+from tests.quiz.generation import WRITER_MODEL
 from tests.support.model_ids import MOVING, PINNED
 
 
@@ -36,3 +37,33 @@ def test_a_moving_writer_model_refuses_to_start_a_job(writer_configured, setting
     settings.QUIZ_WRITER_MODEL = model
     with pytest.raises(QuizError, match="alias that can change without notice"):
         generation_job_create(owner_key="k", count=5, topic="Cats")
+
+
+def test_an_alias_model_id_is_refused(writer, settings):
+    settings.QUIZ_WRITER_MODEL = "gpt-4o-latest"
+    errors = check_writer_model()
+    assert [error.id for error in errors] == ["quiz.E001"]
+    assert "QUIZ_ALLOW_MODEL_ALIAS" in errors[0].msg
+    settings.QUIZ_WRITER_MODEL = "my-model"
+    settings.QUIZ_MODEL_ALIASES = ["my-model"]
+    assert [error.id for error in check_writer_model()] == ["quiz.E001"]
+    settings.QUIZ_ALLOW_MODEL_ALIAS = True
+    assert check_writer_model() == []
+    settings.QUIZ_ALLOW_MODEL_ALIAS = False
+    settings.QUIZ_WRITER_MODEL = WRITER_MODEL
+    assert check_writer_model() == []
+
+
+@pytest.mark.parametrize(
+    "path", ["quiz.runner.generation_start_nowhere", "no_such_module.start", "quiz.prompts.SYSTEM_PROMPT"]
+)
+def test_a_generation_runner_that_is_not_a_function_is_refused_at_start_up(settings, path):
+    settings.QUIZ_GENERATION_RUNNER = path
+    errors = check_generation_runner()
+    assert [error.id for error in errors] == ["quiz.E002"] and path in errors[0].msg
+
+
+@pytest.mark.parametrize("path", ["quiz.runner.generation_start_on_celery", "quiz.runner.generation_start_in_process"])
+def test_the_shipped_generation_runners_are_accepted(settings, path):
+    settings.QUIZ_GENERATION_RUNNER = path
+    assert check_generation_runner() == []

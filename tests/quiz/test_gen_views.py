@@ -32,32 +32,31 @@ def test_without_a_model_the_page_says_what_to_set_and_offers_the_alternatives(c
 
 
 def test_posting_the_form_creates_a_job_and_queues_it_after_commit(
-    client, configured, settings, django_capture_on_commit_callbacks
+    client, configured, started_jobs, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the embedded default, whatever REDIS_URL this run has
-    with (
-        mock.patch("quiz.jobs._start_in_process") as start,
-        django_capture_on_commit_callbacks(execute=True) as callbacks,
-    ):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = client.post(
             reverse("quiz:generate_new"), {"topic": "Birds", "count": 12, "difficulty": "hard", "language": "de"}
         )
+        assert started_jobs == []  # not before the job's row is committed
     job = GenerationJob.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("quiz:generate_detail", args=[job.pk])
     assert (job.topic, job.count, job.difficulty, job.language, job.status) == ("Birds", 12, "hard", "de", "queued")
     assert job.owner_key == client.session["owner_key"]
     assert len(callbacks) == 1
-    start.assert_called_once_with(job.pk)
+    assert started_jobs == [job.pk]
 
 
 def test_with_a_broker_the_task_is_fired_with_delay_on_commit(
     client, configured, settings, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    with django_capture_on_commit_callbacks(execute=True), mock.patch("quiz.tasks.generate_round.delay") as delay:
+    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_on_celery"
+    # The patch outlives the captured callbacks, which run as their block ends.
+    with mock.patch("quiz.tasks.generate_round.delay") as delay, django_capture_on_commit_callbacks(execute=True):
         client.post(
             reverse("quiz:generate_new"), {"topic": "Birds", "count": 5, "difficulty": "easy", "language": "en"}
         )
+        delay.assert_not_called()  # not before the job's row is committed
     delay.assert_called_once_with(GenerationJob.objects.get().pk)
 
 
@@ -77,13 +76,12 @@ def test_the_form_refuses_what_it_cannot_write(client, configured, data, error):
     assert not GenerationJob.objects.exists()
 
 
-def test_an_uploaded_markdown_file_becomes_the_source(client, configured):
+def test_an_uploaded_markdown_file_becomes_the_source(client, configured, started_jobs):
     upload = SimpleUploadedFile("notes.md", b"# Kestrels\n\nThe kestrel hovers.")
-    with mock.patch("quiz.jobs._start_in_process"):
-        client.post(
-            reverse("quiz:generate_new"),
-            {"topic": "", "count": 5, "difficulty": "medium", "language": "en", "source_file": upload},
-        )
+    client.post(
+        reverse("quiz:generate_new"),
+        {"topic": "", "count": 5, "difficulty": "medium", "language": "en", "source_file": upload},
+    )
     job = GenerationJob.objects.get()
     assert job.source_text.endswith("The kestrel hovers.") and job.source_name == "notes.md"
 
@@ -119,6 +117,21 @@ def test_the_host_can_cancel(client, configured):
     assert "Cancelled" in page and "Try again" in page
 
 
+def test_retry_starts_a_fresh_copy_of_the_job_after_commit(
+    client, configured, started_jobs, django_capture_on_commit_callbacks
+):
+    failed = GenerationJob.objects.create(
+        owner_key=_own_session(client), count=7, topic="Birds", difficulty="hard", status="failed"
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = client.post(reverse("quiz:generate_retry", args=[failed.pk]))
+        assert started_jobs == []
+    fresh = GenerationJob.objects.exclude(pk=failed.pk).get()
+    assert response.status_code == 302 and response["Location"] == reverse("quiz:generate_detail", args=[fresh.pk])
+    assert (fresh.count, fresh.topic, fresh.difficulty, fresh.status) == (7, "Birds", "hard", "queued")
+    assert len(callbacks) == 1 and started_jobs == [fresh.pk]
+
+
 def test_a_running_job_page_shows_stored_progress_and_a_cancel_button(client, configured):
     job = GenerationJob.objects.create(
         owner_key=_own_session(client), count=10, topic="Birds", status="running", asked=15, written=7, gated=True
@@ -132,17 +145,15 @@ def test_a_running_job_page_shows_stored_progress_and_a_cancel_button(client, co
 
 @pytest.mark.django_db(transaction=True)
 def test_the_finished_page_shows_each_question_with_its_check_and_a_play_link(
-    client, settings, writer_server: WriterServer
+    client, settings, writer_server: WriterServer, started_jobs
 ):
     settings.OPENAI_BASE_URL = f"{writer_server.url}/v1"
     settings.OPENAI_API_KEY = "test-key"
     settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
     settings.VERIFIER_BACKEND = "off"
-    with mock.patch("quiz.jobs._start_in_process"):
-        client.post(
-            reverse("quiz:generate_new"), {"topic": "Birds", "count": 3, "difficulty": "easy", "language": "en"}
-        )
+    client.post(reverse("quiz:generate_new"), {"topic": "Birds", "count": 3, "difficulty": "easy", "language": "en"})
     job = GenerationJob.objects.get()
+    assert started_jobs == [job.pk]
     generation_run(job_id=job.pk)
     job.refresh_from_db()
     page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()

@@ -1,19 +1,21 @@
-"""A hostile writer model's reply, compressed or endless, costs neither the job's deadline nor the worker's
-memory, and the questions complete before an over-long reply was cut are kept.
+"""The writer's model connection. A hostile model's reply, compressed or endless, costs neither the job's
+deadline nor the worker's memory, and the questions complete before an over-long reply was cut are kept; a
+server that fails is retried within the job's budget, and one that rejects the JSON schema is asked without it.
 
 The model runs in a process of its own (tests.fakes.process), so the memory measured is the writer's alone.
 """
 
-import json
 import time
 
 import pytest
 
 from quiz.conf import writer_config
-from quiz.writer import ItemExtractor, RoundSpec, RoundWriter, parse_reply
+from quiz.prompts import RoundSpec
+from quiz.writer import RoundWriter
 from tests.fakes.fixtures import fault_server  # noqa: F401 - the fixture
 from tests.fakes.process import marker
-from tests.fakes.writer_server import ENDLESS_COMPLETE, good_question, good_reply
+from tests.fakes.writer_server import ENDLESS_COMPLETE, Turn, good_reply
+from tests.quiz.generation import write as write_round
 from tests.support.memory import peak_allocation
 from verifier.conf import gate_config
 from verifier.gate import Gate
@@ -27,7 +29,7 @@ GROWTH_LIMIT = 4 * 1024 * 1024
 
 
 @pytest.fixture
-def writer(settings, fault_server: str) -> str:  # noqa: F811
+def hostile_writer(settings, fault_server: str) -> str:  # noqa: F811
     settings.OPENAI_BASE_URL = f"{fault_server}/v1"
     settings.OPENAI_API_KEY = "test-key"
     settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
@@ -67,7 +69,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("fault", "message"), REFUSED, ids=[fault for fault, _ in REFUSED])
-async def test_a_hostile_reply_fails_the_job_at_once_with_its_reason(writer, fault, message):
+async def test_a_hostile_reply_fails_the_job_at_once_with_its_reason(hostile_writer, fault, message):
     outcome, wall = await measured(f"Birds {marker(fault)}")
     assert outcome.kind == "failed" and not outcome.played
     assert outcome.message.startswith(message)
@@ -76,7 +78,7 @@ async def test_a_hostile_reply_fails_the_job_at_once_with_its_reason(writer, fau
     assert outcome.progress.attempt == 1
 
 
-async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questions(writer):
+async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questions(hostile_writer):
     outcome, wall = await measured(f"Birds {marker('endless')}")
     assert outcome.kind == "short" and len(outcome.played) == ENDLESS_COMPLETE
     assert "went past 256 KiB (QUIZ_WRITER_MAX_REPLY_BYTES)" in outcome.message
@@ -84,7 +86,7 @@ async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questio
     assert wall < TIMEOUT / 2
 
 
-async def test_a_trickling_reply_is_cut_at_the_jobs_deadline(writer):
+async def test_a_trickling_reply_is_cut_at_the_jobs_deadline(hostile_writer):
     outcome, wall = await measured(f"Birds {marker('trickle')}")
     assert outcome.kind == "failed"
     assert outcome.message == f"The model took longer than {TIMEOUT:g} seconds. Try again."
@@ -92,14 +94,14 @@ async def test_a_trickling_reply_is_cut_at_the_jobs_deadline(writer):
 
 
 @pytest.mark.parametrize("fault", ["gzip_bomb_500", "endless_500"])
-async def test_a_hostile_error_reply_is_retried_within_the_budget(writer, fault):
+async def test_a_hostile_error_reply_is_retried_within_the_budget(hostile_writer, fault):
     # An error reply is read for its message only: an encoded body is dropped, a long one cut at 64 KiB.
     outcome, _wall = await measured(f"Birds {marker(fault)}")
     assert outcome.kind == "failed"
     assert outcome.message.startswith("The model server kept failing (500)")
 
 
-async def test_a_reply_nested_past_the_recursion_limit_keeps_the_questions_around_it(writer):
+async def test_a_reply_nested_past_the_recursion_limit_keeps_the_questions_around_it(hostile_writer):
     outcome, wall = await measured(f"Birds {marker('nested')}")
     # Two from each reply (every prompt carries the topic, so the second is nested too): 3 of 3 in 2 attempts.
     assert outcome.kind == "full" and len(outcome.played) == 3
@@ -107,33 +109,32 @@ async def test_a_reply_nested_past_the_recursion_limit_keeps_the_questions_aroun
     assert wall < TIMEOUT / 2
 
 
-def test_the_readers_neither_recurse_nor_go_quadratic_on_brackets():
+# --- retries and the schema fallback, against the scripted writer server ---------------------------------
+
+
+async def test_schema_rejected_falls_back_to_plain_text(writer):
+    writer.writer.reject_schema = True
+    writer.writer.default = Turn(content="Here is your quiz!\n```json\n" + good_reply(10) + "\n```\nHave fun.")
+    outcome = await write_round(10)
+    assert outcome.kind == "full" and len(outcome.played) == 10
+    assert "response_format" in writer.writer_bodies[0]
+    assert "response_format" not in writer.writer_bodies[1]
+    assert len(writer.writer_bodies) == 2
+
+
+async def test_429_then_success(writer):
+    writer.writer.turns = [Turn(status=429), Turn(status=429)]
+    outcome = await write_round(5)
+    assert outcome.kind == "full" and len(writer.writer_bodies) == 3
+
+
+async def test_500_until_the_budget_runs_out(writer, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.5
+    writer.writer.default = Turn(status=500)
     started = time.monotonic()
-    extractor = ItemExtractor()
-    assert extractor.feed("[" + '{"question": [' * 5000 + "]}" * 5000 + "]") == []
-    assert parse_reply("[" * 100_000) == []
-    assert parse_reply("[" * 999 + "0," * 100_000) == []
-    assert time.monotonic() - started < 1.0
-    # Still found: a reply wrapped in chatty text with a few stray braces.
-    assert len(parse_reply("Sure {here} you go: " + good_reply(3) + " {enjoy}")) == 3
-
-
-def test_the_streaming_reader_holds_neither_the_reply_nor_its_brackets():
-    extractor = ItemExtractor()
-    with peak_allocation() as memory:
-        for _ in range(25):
-            extractor.feed("[" * 4000)
-        for _ in range(500):
-            extractor.feed(" " * 4000)
-    # 100,000 open brackets and 2 MB of padding: only a few levels and the reply's first 256 KiB are kept.
-    assert memory["peak"] < 1024 * 1024, f"the reader grew by {memory['peak'] / 2**20:.1f} MiB"
-    assert len(extractor.text) == 256 * 1024
-
-
-def test_the_streaming_reader_follows_escapes_across_chunks():
-    question = good_question(0, 1) | {"question": 'Which "quoted" \\ path {braced} [listed] is right?'}
-    reply = json.dumps({"questions": [question, good_question(0, 2)]})
-    assert "\\\\" in reply and '\\"' in reply
-    extractor = ItemExtractor()
-    found = [item for char in reply for item in extractor.feed(char)]
-    assert found == [question, good_question(0, 2)]
+    outcome = await write_round(5)
+    elapsed = time.monotonic() - started
+    assert outcome.kind == "failed" and not outcome.played
+    assert "kept failing (500)" in outcome.message
+    assert 2 <= len(writer.writer_bodies) <= 4
+    assert elapsed < 2.0

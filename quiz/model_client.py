@@ -1,0 +1,161 @@
+"""The writer's connection to its model: an OpenAI-compatible server through the `openai` SDK over the guarded
+HTTP client (never decoded, capped), retried with backoff inside the job's time budget, streamed as text."""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import openai
+
+from quiz.conf import WriterConfig
+from quiz.exceptions import WriterError
+from quiz.prompts import question_schema
+from verifier.backends.replies import ReplyRefused, guarded_http_client
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 8.0
+
+
+class StreamBroken(Exception):
+    """The reply stopped part-way (connection lost); what was complete before it still counts."""
+
+
+class ModelClient:
+    """One job's model connection: retries 429/5xx with backoff inside the job's time budget, falls back once
+    from a JSON schema to plain text when the server rejects it, and streams the reply's text."""
+
+    def __init__(self, *, config: WriterConfig, grounded: bool, deadline: float, client: Any = None) -> None:
+        self.config = config
+        self.grounded = grounded
+        self.deadline = deadline
+        self.use_schema = True
+        self.tokens_param = "max_tokens"
+        # The model id the server says is writing (each streamed chunk's `model`).
+        self.served_model = ""
+        self._client = client or openai.AsyncOpenAI(
+            # Local servers (vLLM, Ollama, llama.cpp) take any key; the SDK insists on one.
+            api_key=config.api_key or "no-key",
+            base_url=config.base_url or None,
+            max_retries=0,
+            timeout=config.timeout,
+            # Never decoded, never longer than the cap: a compressed or endless reply cannot take the
+            # worker's memory, nor hold the event loop past the job's deadline.
+            http_client=guarded_http_client(cap=config.max_reply_bytes, timeout=config.timeout, follow_redirects=True),
+        )
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._client.close()
+
+    def _remaining(self) -> float:
+        return self.deadline - asyncio.get_running_loop().time()
+
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "stream": True,
+            self.tokens_param: self.config.max_tokens,
+        }
+        if self.use_schema:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "quiz_round",
+                    "strict": True,
+                    "schema": question_schema(grounded=self.grounded),
+                },
+            }
+        return request
+
+    async def _open(self, messages: list[dict[str, str]]) -> Any:
+        delay = BACKOFF_FIRST
+        while True:
+            remaining = self._remaining()
+            if remaining <= 0:
+                raise WriterError(f"The model did not answer within {self.config.timeout:g} seconds. Try again.")
+            try:
+                async with asyncio.timeout(remaining):
+                    return await self._client.chat.completions.create(**self._request(messages), timeout=remaining)
+            except ReplyRefused as refused:
+                raise self._refused(refused) from refused
+            except openai.BadRequestError as error:
+                text = str(error)
+                if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
+                    self.tokens_param = "max_completion_tokens"
+                    continue
+                if self.use_schema:
+                    logger.info("writer: the server rejected the JSON schema (%s); asking without it", text[:200])
+                    self.use_schema = False
+                    continue
+                raise WriterError(f"The model server refused the request: {text[:200]}") from error
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
+                raise WriterError("The model server refused the API key (check OPENAI_API_KEY).") from error
+            except openai.NotFoundError as error:
+                raise WriterError(
+                    f"The model server does not know the model {self.config.model!r} (check QUIZ_WRITER_MODEL "
+                    "and OPENAI_BASE_URL)."
+                ) from error
+            except (openai.APIStatusError, openai.APIConnectionError, TimeoutError) as error:
+                status = getattr(error, "status_code", None)
+                if isinstance(error, openai.APIStatusError) and status != 429 and status < 500:
+                    raise WriterError(f"The model server answered {status}: {str(error)[:200]}") from error
+                wait = min(_retry_after(error) or delay, BACKOFF_MAX)
+                logger.info("writer: %s; retrying in %.1fs", status or type(error).__name__, wait)
+                if self._remaining() <= wait:
+                    raise WriterError(
+                        f"The model server kept failing ({status or 'no connection'}) for "
+                        f"{self.config.timeout:g} seconds. Try again later."
+                    ) from error
+                await asyncio.sleep(wait)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    async def stream_text(self, messages: list[dict[str, str]]) -> AsyncIterator[str]:
+        stream = await self._open(messages)
+        try:
+            async for chunk in stream:
+                self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    content = getattr(delta, "content", None) if delta is not None else None
+                    if content:
+                        yield content
+        except ReplyRefused as refused:
+            raise self._refused(refused) from refused
+        except (openai.APIError, OSError) as error:
+            raise StreamBroken(str(error)[:200]) from error
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()
+
+    def _refused(self, refused: ReplyRefused) -> WriterError:
+        if refused.reason == "encoded_body":
+            return WriterError(
+                f"The model server sent a compressed reply ({refused.message}). "
+                "Check OPENAI_BASE_URL: a proxy in front of the server may be compressing replies."
+            )
+        return WriterError(
+            f"The model's reply went past {_size(self.config.max_reply_bytes)} (QUIZ_WRITER_MAX_REPLY_BYTES) and "
+            "was cut there; the questions completed before that are kept."
+        )
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024:
+        return f"{count / (1024 * 1024):g} MiB"
+    return f"{count / 1024:g} KiB" if count >= 1024 else f"{count} bytes"
+
+
+def _retry_after(error: BaseException) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        return max(0.0, float(headers.get("retry-after", "")))
+    except ValueError:
+        return None

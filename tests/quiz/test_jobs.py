@@ -1,0 +1,140 @@
+"""Generation jobs: the stored progress, the saved round, a cancel, a failure, and what the host's page says."""
+
+import logging
+import threading
+import time
+
+import pytest
+from django.urls import reverse
+
+from quiz import writer as writer_module
+from quiz.exceptions import QuizError
+from quiz.jobs import generation_cancel, generation_job_create, generation_run
+from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Provenance
+from quiz.selectors import generation_round_questions, generation_snapshot
+from tests.fakes.writer_server import Turn
+from tests.quiz.generation import WRITER_MODEL, dropping
+from verifier import gate as gate_module
+from verifier.backends.base import GateFailure
+from verifier.breaker import breaker_for
+from verifier.models import Verdict
+
+
+@pytest.mark.django_db
+def test_an_alias_model_id_refuses_to_start_a_job(writer, settings):
+    settings.QUIZ_WRITER_MODEL = "chatgpt-4o-latest"
+    with pytest.raises(QuizError, match="alias"):
+        generation_job_create(owner_key="k", count=5, topic="Cats")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_saves_a_playable_round_for_the_session(gate_on):
+    gate_on.script.probabilities = {"DROPME": 0.1}
+    gate_on.writer.make_question = dropping("0.2")
+    job = generation_job_create(owner_key="session-key", count=5, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE, job.message
+    assert (job.asked, job.written, job.checked, job.dropped, job.attempt) == (8, 8, 8, 1, 1)
+    round_ = job.round
+    assert round_.owner_key == "session-key" and round_.provenance == Provenance.MODEL
+    assert round_.check_status == CheckStatus.CHECKED
+    questions = generation_round_questions(job=job)
+    assert len(questions) == 5 and {mark for _, mark in questions} == {"passed"}
+    assert {question.model_id for question, _ in questions} == {WRITER_MODEL}
+    # The dropped one is kept with its verdict, waiting for review; it is not in the round.
+    dropped = Verdict.objects.get(outcome="dropped")
+    assert dropped.question.text.startswith("DROPME") and not dropped.question.entries.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_drop_everything_job_saves_an_unverified_round_queued_for_review(gate_on):
+    gate_on.script.probabilities = {"DROPME": 0.1}
+    gate_on.writer.make_question = dropping("all")
+    job = generation_job_create(owner_key="k", count=3, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.UNVERIFIED
+    assert {mark for _, mark in generation_round_questions(job=job)} == {"unverified"}
+    assert "queued for review" in job.message
+    assert Verdict.objects.filter(outcome="dropped").count() == 15
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_job_plays_nothing(writer, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    writer.writer.default = Turn(status=500)
+    job = generation_job_create(owner_key="k", count=5, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.FAILED and job.round is None
+    assert "kept failing" in job.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_job_stops_between_items_and_keeps_nothing(writer):
+    writer.writer.token_delay = 0.02
+    writer.writer.chars_per_token = 8
+    job = generation_job_create(owner_key="k", count=10, topic="Birds")
+    runner = threading.Thread(target=generation_run, kwargs={"job_id": job.pk})
+    runner.start()
+    deadline = time.monotonic() + 5
+    while GenerationJob.objects.get(pk=job.pk).written < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    generation_cancel(job_id=job.pk, owner_key="k")
+    runner.join(10)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.CANCELLED and job.round is None
+    assert job.written < 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hosts_page_says_the_checker_is_unavailable(gate_on, client, settings):
+    breaker = breaker_for(backend="systemone", model_id="jev-1.13.0")
+    for _ in range(breaker.threshold):
+        breaker.record(breaker.allow(), GateFailure("timeout", "no answer"))
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=3, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.UNVERIFIED
+    assert gate_on.requests_to("/v1/systemone") == []
+    assert generation_snapshot(job)["message"] == "The checker is unavailable: this round is unchecked."
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "The checker is unavailable: this round is unchecked." in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog, monkeypatch):
+    # "Once per process": start from a process that has not warned yet.
+    writer_module.mismatch_warnings_forget()
+    gate_module.mismatch_warnings_forget()
+
+    gate_on.writer.served_model = "qwen2.5-0.5b-instruct"
+    gate_on.script.served_model = "jev-1.14.0"
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            job = generation_job_create(owner_key="k", count=3, topic="Birds")
+            generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    questions = [question for question, _ in generation_round_questions(job=job)]
+    assert {(q.model_id, q.served_model_id) for q in questions} == {(WRITER_MODEL, "qwen2.5-0.5b-instruct")}
+    verdict = Verdict.objects.filter(question=questions[0]).get()
+    assert (verdict.model_id, verdict.requested_model_id) == ("jev-1.14.0", "jev-1.13.0")
+    # Logged once per process, however many rounds see it.
+    writer_warnings = [r for r in caplog.records if "qwen2.5-0.5b-instruct" in r.getMessage()]
+    gate_warnings = [r for r in caplog.records if "served 'jev-1.14.0'" in r.getMessage()]
+    assert len(writer_warnings) == 1 and len(gate_warnings) == 1
+    assert {r.levelno for r in writer_warnings + gate_warnings} == {logging.WARNING}
+
+
+@pytest.mark.django_db
+def test_writing_needs_a_writer_model_id(writer, settings, client):
+    settings.QUIZ_WRITER_MODEL = ""
+    with pytest.raises(QuizError, match="QUIZ_WRITER_MODEL"):
+        generation_job_create(owner_key="k", count=3, topic="Birds")
+    page = client.get(reverse("quiz:generate_new")).content.decode()
+    assert "No writer model is set" in page and "QUIZ_WRITER_MODEL" in page
+    assert "<form" not in page.split('id="no-model"', 1)[1]
