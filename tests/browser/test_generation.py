@@ -22,8 +22,8 @@ def held_writer(settings, writer_server: WriterServer):
     settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
     settings.QUIZ_WRITER_TIMEOUT = 30.0
     settings.VERIFIER_BACKEND = "off"
-    # This test runs the job in the server's own process, as the page's POST starts it without a worker.
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # The job runs in the server's own process, as `make run` (no Redis, no worker) starts it.
+    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_in_process"
     release = threading.Event()
 
     def held_question(*args, **kwargs):
