@@ -4,5 +4,5 @@ Writing a round: `prompts` (what is asked) -> `model_client` (the model's server
 answer) -> `writer` (the round's policy) -> `jobs` (a job's life, in the database) -> `tasks` (the Celery
 entry) -> `runner` (where a job runs, QUIZ_GENERATION_RUNNER). Reads are `selectors`, signed page tokens
 `tokens`, uploaded sources `uploads`. Imports run that one way; quiz imports the gate (`verifier`) and `core`,
-never `lobby`.
+never `review` or `lobby` (they hear about rounds through `signals`).
 """

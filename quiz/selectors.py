@@ -30,7 +30,7 @@ class QuestionFacts:
         return len(self.options)
 
 
-_FACTS_TTL = 10.0
+FACTS_TTL = 10.0
 _facts: dict[tuple[int, int], tuple[float, QuestionFacts]] = {}
 _facts_lock = threading.Lock()
 
@@ -41,7 +41,7 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
     key, now = (round_id, position), time.monotonic()
     with _facts_lock:
         cached = _facts.get(key)
-    if cached and now - cached[0] < _FACTS_TTL:
+    if cached and now - cached[0] < FACTS_TTL:
         return cached[1]
     question = round_question_at(round_id=round_id, position=position)
     facts = QuestionFacts(
@@ -54,10 +54,22 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
     )
     with _facts_lock:
         if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones
-            for stale in [k for k, (at, _) in _facts.items() if now - at >= _FACTS_TTL]:
+            for stale in [k for k, (at, _) in _facts.items() if now - at >= FACTS_TTL]:
                 del _facts[stale]
         _facts[key] = (now, facts)
     return facts
+
+
+def round_question_facts_cached() -> int:
+    """How many questions this process keeps (bounded: expired ones go once there are 500)."""
+    with _facts_lock:
+        return len(_facts)
+
+
+def round_question_facts_forget_all() -> None:
+    """This process forgets every question it kept (a test database that rolls back reuses round ids)."""
+    with _facts_lock:
+        _facts.clear()
 
 
 def round_question_facts_forget(*, round_id: int) -> None:

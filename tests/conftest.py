@@ -71,8 +71,7 @@ def _forget_cached_questions():
     """Test databases roll back and reuse ids: a round id must not bring another test's questions back."""
     from quiz import selectors
 
-    with selectors._facts_lock:
-        selectors._facts.clear()
+    selectors.round_question_facts_forget_all()
 
 
 @pytest.fixture(autouse=True)

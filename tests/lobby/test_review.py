@@ -77,14 +77,21 @@ def test_the_crowd_is_judged_once_per_reveal(make_room, django_capture_on_commit
 
     machine_crowd_verdict = machine.crowd_verdict
     monkeypatch.setattr(machine, "crowd_verdict", judged)
+    broadcast = events.room_broadcast
     sent = []
-    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event))
+
+    def room_broadcast(*, room_id):
+        picture = broadcast(room_id=room_id)
+        sent.append(picture.snapshot)  # what every socket of the room was sent
+        return picture
+
+    monkeypatch.setattr(events, "room_broadcast", room_broadcast)
     created, players = _playing(make_room, ["Ann", "Ben", "Cy", "Dee", "Eve"])
     for player, option in zip(players[:4], [0, 0, 0, 1], strict=True):
         services.answer_submit(player_id=player.pk, question_index=0, option=option)
     with django_capture_on_commit_callbacks(execute=True):  # the last answer closes the question
         services.answer_submit(player_id=players[4].pk, question_index=0, option=1)
-    [reveal] = [event["state"] for event in sent if event["type"] == events.ROOM_STATE]
+    [reveal] = [snapshot for snapshot in sent if snapshot["phase"] == "reveal"]
     assert reveal["phase"] == "reveal" and reveal["reveal"]["crowd_disagrees"] is True
     assert Flag.objects.get(kind="crowd").detail["share"] == 0.6
     assert len(verdicts) == 1

@@ -3,7 +3,6 @@
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 
 from quiz.jobs import generation_job_create, generation_run_async
 from quiz.models import Round
@@ -28,14 +27,15 @@ def gated_writer(settings, writer_server: WriterServer) -> WriterServer:
     return writer_server
 
 
-def communicator(job_id: int, token: str) -> WebsocketCommunicator:
-    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/generation/{job_id}/?t={token}")
+def communicator(sockets, job_id: int, token: str):
+    """The generation socket, closed by the `sockets` fixture when the test ends, passed or failed."""
+    return sockets.communicator(URLRouter(websocket_urlpatterns), f"/ws/generation/{job_id}/?t={token}")
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_progress_arrives_in_order_and_ends_in_a_playable_round(gated_writer):
+async def test_progress_arrives_in_order_and_ends_in_a_playable_round(gated_writer, sockets):
     job = await database_sync_to_async(generation_job_create)(owner_key="host-session", count=5, topic="Birds")
-    ws = communicator(job.pk, generation_token(job_id=job.pk))
+    ws = communicator(sockets, job.pk, generation_token(job_id=job.pk))
     connected, _ = await ws.connect()
     assert connected
     try:
@@ -66,10 +66,10 @@ async def test_progress_arrives_in_order_and_ends_in_a_playable_round(gated_writ
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_late_page_gets_the_stored_progress(gated_writer):
+async def test_a_late_page_gets_the_stored_progress(gated_writer, sockets):
     job = await database_sync_to_async(generation_job_create)(owner_key="k", count=3, topic="Birds")
     await generation_run_async(job_id=job.pk)
-    ws = communicator(job.pk, generation_token(job_id=job.pk))
+    ws = communicator(sockets, job.pk, generation_token(job_id=job.pk))
     connected, _ = await ws.connect()
     try:
         snapshot = (await ws.receive_json_from())["job"]
@@ -79,9 +79,9 @@ async def test_a_late_page_gets_the_stored_progress(gated_writer):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_page_without_the_jobs_token_is_refused(gated_writer):
+async def test_a_page_without_the_jobs_token_is_refused(gated_writer, sockets):
     job = await database_sync_to_async(generation_job_create)(owner_key="k", count=3, topic="Birds")
     other = generation_token(job_id=job.pk + 1)
-    ws = communicator(job.pk, other)
+    ws = communicator(sockets, job.pk, other)
     connected, code = await ws.connect()
     assert not connected and code == 4403

@@ -14,8 +14,8 @@ def test_questions_of_rounds_no_longer_played_leave_the_cache(make_round, monkey
     for round_ in rounds:
         for position in range(3):
             selectors.round_question_facts(round_id=round_.pk, position=position)
-    assert len(selectors._facts) == 510
-    clock[0] += selectors._FACTS_TTL  # those rooms have moved on
+    assert selectors.round_question_facts_cached() == 510
+    clock[0] += selectors.FACTS_TTL  # those rooms have moved on
     shown = selectors.round_question_facts(round_id=rounds[0].pk, position=1)
     assert shown.text == "Which planet is closest to the Sun?" and shown.option_count == 4
-    assert len(selectors._facts) == 1
+    assert selectors.round_question_facts_cached() == 1
