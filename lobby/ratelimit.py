@@ -56,9 +56,9 @@ class MessageBucket:
     @classmethod
     def from_settings(cls) -> "MessageBucket":
         return cls(
-            per_minute=getattr(settings, "WS_RATE_PER_MINUTE", 100),
-            burst=getattr(settings, "WS_RATE_BURST", 20),
-            flood=getattr(settings, "WS_RATE_FLOOD", 200),
+            per_minute=settings.WS_RATE_PER_MINUTE,
+            burst=settings.WS_RATE_BURST,
+            flood=settings.WS_RATE_FLOOD,
         )
 
     def check(self) -> Verdict:
@@ -80,17 +80,16 @@ class MessageBucket:
 @dataclass(frozen=True)
 class IpLimit:
     name: str
-    setting: str  # settings.<setting> = (count, window_seconds) overrides the default
-    default: tuple[int, int]
+    setting: str  # settings.<setting> = (count, window_seconds); the default is in config/settings.py, once
 
     def values(self) -> tuple[int, int]:
-        count, window = getattr(settings, self.setting, self.default)
+        count, window = getattr(settings, self.setting)
         return int(count), int(window)
 
 
 # A classroom behind one NAT address joins together, so joins are generous; a wrong code is rare for a person.
-JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP", (60, 60))
-CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP", (10, 60))
+JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP")
+CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP")
 
 
 _shared_cache: BaseCache | None = None
@@ -119,7 +118,7 @@ setting_changed.connect(_forget_cache)
 
 
 def _key(limit: IpLimit, ip: str, window: int) -> str:
-    prefix = getattr(settings, "RATELIMIT_KEY_PREFIX", "ratelimit")
+    prefix = settings.RATELIMIT_KEY_PREFIX
     return f"{prefix}:{limit.name}:{ip}:{int(time.time() // window)}"
 
 

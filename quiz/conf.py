@@ -1,4 +1,5 @@
-"""The writer's settings, each with its default, read at call time (tests override them with `settings`)."""
+"""The writer's settings, read at call time (tests override them with `settings`); their defaults are in
+config/settings.py, once."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -7,28 +8,10 @@ from django.conf import settings
 
 from verifier import conf as gate_conf
 
-DEFAULTS: dict[str, Any] = {
-    "OPENAI_BASE_URL": "",
-    "OPENAI_API_KEY": "",
-    # No default: set a dated snapshot on purpose (every round is filed under the model that wrote it).
-    "QUIZ_WRITER_MODEL": "",
-    "QUIZ_ALLOW_MODEL_ALIAS": False,
-    # Model ids known to move under the same name, beyond those `verifier.conf.is_model_alias` recognises.
-    "QUIZ_MODEL_ALIASES": [],
-    "QUIZ_MAX_ATTEMPTS": 3,
-    "QUIZ_JOB_STALE_SECONDS": 30.0,
-    "QUIZ_WRITER_TIMEOUT": 60.0,
-    # Generous: reasoning models spend tokens thinking before they write.
-    "QUIZ_WRITER_MAX_TOKENS": 16384,
-    # One reply's bytes as sent, Server-Sent Events framing included.
-    "QUIZ_WRITER_MAX_REPLY_BYTES": 8 * 1024 * 1024,
-    "QUIZ_SOURCE_MAX_CHARS": 50_000,
-    "QUIZ_UPLOAD_MAX_BYTES": 5 * 1024 * 1024,
-}
-
 
 def setting(name: str) -> Any:
-    return getattr(settings, name, DEFAULTS[name])
+    # Each default is declared once, in config/settings.py: a missing setting fails loudly here.
+    return getattr(settings, name)
 
 
 def writer_model() -> str:

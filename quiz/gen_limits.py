@@ -29,13 +29,6 @@ from quiz.models import GenerationJob, GenerationStatus
 
 logger = logging.getLogger(__name__)
 
-DEFAULTS = {
-    "QUIZ_GENERATION_RUNNING_PER_IP": 2,
-    "QUIZ_GENERATION_PER_HOUR_PER_IP": 20,
-    "QUIZ_GENERATION_RUNNING_PER_SESSION": 1,
-    "QUIZ_GENERATION_PER_HOUR_PER_SESSION": 10,
-    "QUIZ_GENERATION_PER_DAY": 500,
-}
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 # A queued job no worker took within this long was lost (e.g. the process went away before starting it):
@@ -57,7 +50,7 @@ class GenerationLimited(QuizError):
 
 
 def _limit(name: str) -> int:
-    return int(getattr(settings, name, DEFAULTS[name]))
+    return int(getattr(settings, name))  # the default is in config/settings.py, once
 
 
 def _rounds(count: int) -> str:
