@@ -5,6 +5,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from core.lan import shareable_url
 from lobby import ratelimit, services
 from lobby.exceptions import GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
@@ -94,6 +95,10 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "lobby/play.html", {"room": room})
 
 
+def join_qr_svg(url: str, *, code: str) -> str:
+    return segno.make(url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=f"Join {code}")
+
+
 @require_GET
 def host(request: HttpRequest, code: str) -> HttpResponse:
     try:
@@ -105,8 +110,8 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
     token = _host_token(request, room.code)
     if token is None:
         return HttpResponseForbidden("Only the browser that created this game can host it.")
-    join_url = request.build_absolute_uri(reverse("lobby:play", kwargs={"code": room.code}))
-    qr_svg = segno.make(join_url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=f"Join {room.code}")
+    join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
+    qr_svg = join_qr_svg(join_url, code=room.code)
     return render(
         request, "lobby/host.html", {"room": room, "host_token": token, "join_url": join_url, "qr_svg": qr_svg}
     )
