@@ -75,6 +75,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def join(request: HttpRequest) -> HttpResponse:
+    if "code" not in request.GET:  # a player's way back after a game: the code form alone, no host form
+        return render(request, "lobby/join.html")
     code = services.normalize_code(request.GET.get("code", ""))
     try:
         _room_guess(request, code)
@@ -96,7 +98,7 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
 
 
 def join_qr_svg(url: str, *, code: str) -> str:
-    return segno.make(url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=f"Join {code}")
+    return segno.make(url, error="m").svg_inline(dark="#111", light="#fff", title=f"Join {code}", omitsize=True)
 
 
 @require_GET
