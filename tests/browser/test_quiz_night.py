@@ -226,3 +226,43 @@ def test_the_host_screen_has_a_full_screen_button_and_a_long_question_is_not_cut
     expect(host.locator("#r-options li.correct")).to_be_visible()
     check_page(host, "host-1366x768-longest-reveal")
     check_page(phone, "phone-longest-reveal", scrolls=True)
+
+
+def test_a_full_room_tells_the_phone_what_to_do_and_the_home_and_join_pages_read_well(
+    live_url, browser, tmp_path, settings
+):
+    settings.ROOM_MAX_PLAYERS = 1
+    host = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    host.goto(f"{live_url}/rounds/import/")
+    host.get_by_label("Round title").fill("Full")
+    csv_file = tmp_path / "round.csv"
+    csv_file.write_text(ROUND_CSV)
+    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_role("button", name="Import").click()
+    host.get_by_role("link", name="Play this round").click()
+    check_page(host, "host-1366x768-0-home", scrolls=True)
+    host.get_by_role("button", name="Create room").click()
+    code = host.url.rstrip("/").rsplit("/", 1)[1]
+    phones = [browser.new_context(viewport=PHONE, is_mobile=True).new_page() for _ in range(2)]
+    for phone, nickname in zip(phones, ["Ada", "Bo"], strict=True):
+        phone.goto(f"{live_url}/play/{code}/")
+        phone.get_by_label("Your nickname").fill(nickname)
+        phone.get_by_role("button", name="Join").click()
+    expect(phones[0].get_by_text("You're in!")).to_be_visible()
+    expect(phones[1].get_by_role("alert")).to_have_text(re.compile("^This game is full"))
+    expect(phones[1].locator("#join-hint")).to_have_text(
+        "Ask the host to remove a player who has left, or to start a second game for the rest of you."
+    )
+    check_page(phones[1], "phone-0-room-full")
+    # The host removes Ada: Bo joins on the second try, and the hint is gone.
+    host.get_by_role("button", name="Remove Ada").click()
+    expect(phones[0].get_by_text("You were removed from this game")).to_be_visible()
+    check_page(phones[0], "phone-0-removed")
+    phones[1].get_by_role("button", name="Join").click()
+    expect(phones[1].get_by_text("You're in!")).to_be_visible()
+    expect(phones[1].locator("#join-hint")).to_be_hidden()
+    phones[0].get_by_role("link", name="Join another game").click()
+    expect(phones[0]).to_have_url(re.compile(r"/join/$"))
+    check_page(phones[0], "phone-0-join-page")
+    phones[0].goto(f"{live_url}/")
+    check_page(phones[0], "phone-0-home", scrolls=True)
