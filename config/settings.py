@@ -26,8 +26,8 @@ if not SECRET_KEY and SECRET_KEY_FILE:
 if not SECRET_KEY:
     if not DEBUG:
         raise environ.ImproperlyConfigured(
-            "DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) is required when DJANGO_DEBUG is off "
-            "(set DJANGO_DEBUG=1 for development)."
+            "DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off (or DJANGO_SECRET_KEY_FILE naming a file "
+            "that holds it; set DJANGO_DEBUG=1 for development)."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
