@@ -85,7 +85,7 @@ def test_the_join_link_and_qr_code_carry_the_lan_address(lan_server):
     port, lan = lan_server["port"], lan_server["lan"]
     code, page = _host_a_game(port)
     join_url = f"http://{lan}:{port}/play/{code}/"
-    assert f'<span class="join-url">{join_url}</span>' in page
+    assert f'class="join-url">{join_url}</' in page
     assert join_qr_svg(join_url, code=code) in page
     assert "127.0.0.1" not in page
 
