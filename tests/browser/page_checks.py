@@ -22,4 +22,6 @@ def check_page(page, name: str, *, scrolls: bool = False) -> dict:
     result["screenshot"] = str(path)
     assert result["texts"] > 0 and result["controls"] > 0, result
     assert result["problems"] == [], f"{name}: {result['problems']} (see {path})"
+    texts, lowest, controls = result["texts"], result["lowest"], result["controls"]
+    print(f"{name}: {texts} texts, lowest contrast {lowest:.2f}:1, {controls} controls in view, {path}")
     return result
