@@ -22,13 +22,21 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
+# A quiz night on this machine's network: phones on the same Wi-Fi join by the QR code. Debug off (no debug
+# page reaches the network), static files from WhiteNoise, a secret generated once into .local-secret, plain
+# http on the LAN (QUIZ_LOCAL_NETWORK). `make run RUN_HOST=127.0.0.1` keeps it to this machine.
 # config.serve is uvicorn with the server's limits from settings (WS_SERVER_MAX_BYTES).
 # The embedded default: SQLite, in-memory channel layer, Celery tasks in-process, no keys, no Redis.
-run: install
-	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
-	DJANGO_DEBUG=1 $(PY) manage.py load_packs
-	@echo "Quizgate on http://$(HOST):$(PORT)/"
-	DJANGO_DEBUG=1 $(PY) -m config.serve --host $(HOST) --port $(PORT) --log-level warning
+RUN_HOST ?= 0.0.0.0
+RUN_ENV := DJANGO_DEBUG=0 QUIZ_LOCAL_NETWORK=1 DJANGO_SECRET_KEY_FILE=.local-secret
+
+.local-secret:
+	@umask 077; python3 -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+
+run: install .local-secret
+	$(RUN_ENV) $(PY) manage.py migrate --noinput
+	$(RUN_ENV) $(PY) manage.py load_packs
+	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
 # worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see README, "Production").

@@ -31,8 +31,34 @@ def command_line(args: list[str]) -> list[str]:
     return [APP, "--ws-max-size", str(server_options()["ws_max_size"]), *args]
 
 
+def _option(args: list[str], name: str, default: str) -> str:
+    for position, arg in enumerate(args):
+        if arg == name and position + 1 < len(args):
+            return args[position + 1]
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+    return default
+
+
+def banner(args: list[str]) -> str:
+    """Where the host opens the game and, on a local network game, where the phones join."""
+    host, port = _option(args, "--host", "127.0.0.1"), _option(args, "--port", "8000")
+    local = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    lines = [f"Quizgate on http://{local}:{port}/"]
+    if settings.QUIZ_PUBLIC_URL:
+        lines.append(f"Players join at {settings.QUIZ_PUBLIC_URL}")
+    elif settings.QUIZ_LOCAL_NETWORK and settings.QUIZ_LAN_ADDRESS and host in ("0.0.0.0", "::"):
+        lines.append(f"Phones on this network join at http://{settings.QUIZ_LAN_ADDRESS}:{port}/ (the QR code)")
+    elif settings.QUIZ_LOCAL_NETWORK:
+        lines.append("Only this machine can join: no network address was found, or the server binds loopback only.")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
-    uvicorn.main.main(args=command_line(sys.argv[1:] if argv is None else argv), prog_name="python -m config.serve")
+    args = sys.argv[1:] if argv is None else argv
+    if settings.QUIZ_LOCAL_NETWORK:
+        print(banner(args), flush=True)
+    uvicorn.main.main(args=command_line(args), prog_name="python -m config.serve")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@ Celery tasks run in-process; setting DATABASE_URL / REDIS_URL switches to Postgr
 """
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
+
+from core.lan import lan_address
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -16,14 +19,33 @@ if env.bool("DJANGO_READ_DOT_ENV_FILE", default=True) and (BASE_DIR / ".env").ex
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+# A file holding the key instead (`make run` generates .local-secret, which git ignores).
+SECRET_KEY_FILE = env("DJANGO_SECRET_KEY_FILE", default="")
+if not SECRET_KEY and SECRET_KEY_FILE:
+    SECRET_KEY = Path(SECRET_KEY_FILE).read_text(encoding="utf-8").strip()
 if not SECRET_KEY:
     if not DEBUG:
         raise environ.ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off (set DJANGO_DEBUG=1 for development)."
+            "DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off (or DJANGO_SECRET_KEY_FILE naming a file "
+            "that holds it; set DJANGO_DEBUG=1 for development)."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug"
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# A game on the local network (`make run`): phones on the same Wi-Fi join at this machine's LAN address, which
+# is detected (core/lan.py) unless QUIZ_LAN_ADDRESS names it; plain http, so cookies are not marked secure.
+QUIZ_LOCAL_NETWORK = env.bool("QUIZ_LOCAL_NETWORK", default=False)
+QUIZ_LAN_ADDRESS = env("QUIZ_LAN_ADDRESS", default="") or ((QUIZ_LOCAL_NETWORK and lan_address()) or "")
+# Where players reach the game when that is not where the host opened it (a tunnel, a proxy), e.g.
+# https://quiz.example.org; the join link and QR code use it, and its host is allowed.
+QUIZ_PUBLIC_URL = env("QUIZ_PUBLIC_URL", default="")
+if QUIZ_LAN_ADDRESS:
+    ALLOWED_HOSTS.append(QUIZ_LAN_ADDRESS)
+if QUIZ_PUBLIC_URL:
+    _public = urlsplit(QUIZ_PUBLIC_URL)
+    ALLOWED_HOSTS.append(_public.hostname)
+    CSRF_TRUSTED_ORIGINS.append(f"{_public.scheme}://{_public.netloc}")
 
 INSTALLED_APPS = [
     "daphne",
@@ -161,13 +183,18 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
-SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+# /favicon.ico and any other file that must sit at the site's root.
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
+
+# TLS everywhere, except on a local network game, which is plain http on the LAN.
+_TLS = not DEBUG and not QUIZ_LOCAL_NETWORK
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=_TLS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
-SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=_TLS)
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000 if _TLS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _TLS
+SECURE_HSTS_PRELOAD = _TLS
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Django's default, said out loud: a link to another site does not carry a room's URL with it.

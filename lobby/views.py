@@ -5,6 +5,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from core.lan import shareable_url
 from lobby import ratelimit, services
 from lobby.exceptions import GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
@@ -67,6 +68,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def join(request: HttpRequest) -> HttpResponse:
+    if "code" not in request.GET:  # a player's way back after a game: the code form alone, no host form
+        return render(request, "lobby/join.html")
     code = services.normalize_code(request.GET.get("code", ""))
     try:
         _room_guess(request, code)
@@ -87,6 +90,10 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "lobby/play.html", {"room": room})
 
 
+def join_qr_svg(url: str, *, code: str) -> str:
+    return segno.make(url, error="m").svg_inline(dark="#111", light="#fff", title=f"Join {code}", omitsize=True)
+
+
 @require_GET
 def host(request: HttpRequest, code: str) -> HttpResponse:
     try:
@@ -98,8 +105,8 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
     token = _host_token(request, room.code)
     if token is None:
         return HttpResponseForbidden("Only the browser that created this game can host it.")
-    join_url = request.build_absolute_uri(reverse("lobby:play", kwargs={"code": room.code}))
-    qr_svg = segno.make(join_url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=f"Join {room.code}")
+    join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
+    qr_svg = join_qr_svg(join_url, code=room.code)
     return render(
         request, "lobby/host.html", {"room": room, "host_token": token, "join_url": join_url, "qr_svg": qr_svg}
     )

@@ -1,12 +1,17 @@
-import { Countdown, optionContent, progressText, renderBoard, roomSocket } from "./room.js";
+import { Countdown, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
 import { $, el, phaseRenderer, plural, showError } from "./ui.js";
 
 const root = $("host");
 const code = root.dataset.code;
 const token = root.dataset.token;
-const countdown = new Countdown($("timer"), $("timer-live"));
+const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
 countdown.onExpired = () => socket.sync();
 let state = null;
+// The ranks as each question opened (question index -> player id -> rank), so the leaderboard after it shows
+// who moved up. A host page opened at a leaderboard has none for that question and shows no moves.
+const ranksAtQuestion = new Map();
+const LEADERBOARD_PLACES = 5;
+const FINAL_PLACES = 10; // under the podium; the CSV has everyone
 
 const socket = roomSocket(code, {
   onOpen: () => socket.send({ type: "host", token }),
@@ -39,6 +44,33 @@ $("void-btn").addEventListener("click", (event) => {
 });
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 
+// Full screen for the projector; F toggles it too.
+const fullscreenButton = $("fullscreen-btn");
+function toggleFullscreen() {
+  if (document.fullscreenElement) document.exitFullscreen();
+  else document.documentElement.requestFullscreen?.().catch(() => {});
+}
+fullscreenButton.addEventListener("click", toggleFullscreen);
+fullscreenButton.hidden = !document.fullscreenEnabled;
+document.addEventListener("fullscreenchange", () => {
+  fullscreenButton.textContent = document.fullscreenElement ? "Leave full screen" : "Full screen";
+});
+
+// The host's keys: Space (or Enter, or the right arrow) moves the game on, as the phase's main button does;
+// F is full screen. A key typed into a control is the control's.
+const NEXT_BUTTON = { lobby: "start-btn", question: "close-btn", reveal: "to-leaderboard-btn", leaderboard: "next-btn" };
+document.addEventListener("keydown", (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey || !state) return;
+  if (event.target.closest("button, a, input, textarea, select, summary, label")) return;
+  if (event.key === "f" || event.key === "F") {
+    toggleFullscreen();
+  } else if (event.key === " " || event.key === "Enter" || event.key === "ArrowRight") {
+    event.preventDefault();
+    const button = $(NEXT_BUTTON[state.phase] || "");
+    if (button && !button.disabled && !button.hidden) button.click();
+  }
+});
+
 const renderPhase = phaseRenderer({
   lobby: renderLobby,
   question: renderQuestion,
@@ -50,6 +82,7 @@ const renderPhase = phaseRenderer({
 function render(next) {
   state = next;
   if (state.phase !== "question") countdown.stop();
+  $("round-title").textContent = state.title;
   renderPhase(state);
 }
 
@@ -75,18 +108,31 @@ function renderLobby(state) {
   );
 }
 
+// Long texts get smaller type (the stylesheet reads these data attributes), so that nothing is cut off: a
+// question of up to 300 characters and six options of up to 120 fit the screen at 1366x768.
+function sizeForText(section, question) {
+  const longestOption = Math.max(...question.options.map((text) => text.length));
+  section.dataset.question = question.text.length > 260 ? "long" : "";
+  section.dataset.options = longestOption > 90 ? "longest" : longestOption > 45 ? "long" : "";
+}
+
 function renderQuestion(state) {
   const q = state.question;
+  sizeForText($("phase-question"), q);
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
   $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.players.length);
-  countdown.start(state.remaining_ms);
+  if (!ranksAtQuestion.has(state.question_index)) {
+    ranksAtQuestion.set(state.question_index, new Map(state.players.map((p) => [p.id, p.rank])));
+  }
+  countdown.start(state.remaining_ms, state.timer_seconds * 1000);
 }
 
 function renderReveal(state) {
   const q = state.question;
+  sizeForText($("phase-reveal"), q);
   const reveal = state.reveal;
   const total = reveal.distribution.reduce((a, b) => a + b, 0) || 1;
   $("r-progress").textContent = progressText(state);
@@ -98,15 +144,16 @@ function renderReveal(state) {
       const bar = el("span", { className: "bar" });
       // Through the CSSOM, not a style attribute: the Content-Security-Policy refuses inline styles.
       bar.style.setProperty("--share", String(count / total));
-      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": `${count} answers` } }));
       if (i === reveal.correct_index) {
         item.classList.add("correct");
-        item.prepend(el("span", { text: "✔ Correct", className: "correct-mark" }));
+        item.append(el("span", { text: "✔ Correct", className: "correct-mark" }));
       } else item.classList.add("wrong");
+      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": plural(count, "answer") } }));
       return item;
     }),
   );
   $("r-explanation").textContent = reveal.explanation;
+  $("phase-reveal").dataset.explanation = reveal.explanation.length + reveal.source.length > 240 ? "long" : "";
   $("r-source").textContent = reveal.source ? `Source: ${reveal.source}` : "";
   const voided = state.voided.includes(state.question_index);
   $("crowd-marker").hidden = !reveal.crowd_disagrees || voided;
@@ -117,18 +164,24 @@ function renderReveal(state) {
 }
 
 function renderLeaderboard(state) {
-  renderBoard($("leaderboard"), state.players);
+  const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
+  renderBoard($("leaderboard"), state.players, { limit: LEADERBOARD_PLACES, ranksBefore });
   $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
 }
 
 function renderFinished(state) {
   const top = [...state.players].sort((a, b) => a.rank - b.rank);
   $("podium").replaceChildren(
-    ...top.slice(0, 3).map((p) => {
-      const item = el("li", { className: `podium-${p.rank}` });
-      item.append(el("span", { text: p.nickname, className: "nick" }), el("span", { text: `${p.score} pts`, className: "score" }));
+    ...top.slice(0, 3).map((p, i) => {
+      // Tied players share a rank; the podium's steps are the first three rows.
+      const item = el("li", { className: `podium-${i + 1}` });
+      item.append(
+        el("span", { text: String(p.rank), className: "place", attrs: { "aria-label": `${ordinal(p.rank)} place` } }),
+        el("span", { text: p.nickname, className: "nick" }),
+        el("span", { text: `${p.score} pts`, className: "score" }),
+      );
       return item;
     }),
   );
-  renderBoard($("final-board"), state.players, 100);
+  renderBoard($("final-board"), top, { limit: FINAL_PLACES });
 }

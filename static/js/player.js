@@ -1,11 +1,11 @@
-import { Countdown, LETTERS, optionContent, progressText, roomSocket } from "./room.js";
+import { Countdown, LETTERS, optionContent, ordinal, progressText, roomSocket } from "./room.js";
 import { $, el, hideError, phaseRenderer, plural, showError, showPhase } from "./ui.js";
 
 const root = $("player");
 const code = root.dataset.code;
 const storageKey = `quizgate.player.${code}`;
 const errorBox = $("player-error");
-const countdown = new Countdown($("timer"), $("timer-live"));
+const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
 countdown.onExpired = () => socket.sync();
 let state = null;
 const reportedFor = new Set();
@@ -27,6 +27,7 @@ function handle(message) {
       localStorage.setItem(storageKey, message.token);
       $("me").textContent = message.player.nickname;
       $("me").hidden = false;
+      $("join-hint").hidden = true;
       hideError(errorBox);
       break;
     case "state":
@@ -44,7 +45,17 @@ function handle(message) {
   }
 }
 
+// What a player can do when the room will not take them.
+const JOIN_HINTS = {
+  room_full: "Ask the host to remove a player who has left, or to start a second game for the rest of you.",
+  room_locked: "Ask the host to unlock the room, then press Join again.",
+};
+
 function handleError(message) {
+  if (JOIN_HINTS[message.code]) {
+    $("join-hint").textContent = JOIN_HINTS[message.code];
+    $("join-hint").hidden = false;
+  }
   if (message.code === "removed" || message.code === "bad_token") {
     localStorage.removeItem(storageKey);
     if (message.code === "removed") {
@@ -92,10 +103,7 @@ const renderPhase = phaseRenderer({
     $("lb-rank").textContent = `You are #${state.you.rank} of ${state.players.length}`;
     $("lb-score").textContent = `${state.you.score} points`;
   },
-  finished: (state) => {
-    const you = state.you;
-    $("final-rank").textContent = `You finished #${you.rank} of ${state.players.length} with ${you.score} points.`;
-  },
+  finished: renderFinished,
 });
 
 function render(next) {
@@ -118,7 +126,7 @@ function renderQuestion(state, previous) {
         return button;
       }),
     );
-    countdown.start(state.remaining_ms);
+    countdown.start(state.remaining_ms, state.timer_seconds * 1000);
   }
   renderLockedIn();
 }
@@ -135,9 +143,11 @@ function renderLockedIn() {
 
 function renderReveal(state) {
   const reveal = state.reveal;
-  const mine = reveal.results[String(state.you.id)];
+  const you = state.you;
+  const mine = reveal.results[String(you.id)];
+  const voided = state.voided.includes(state.question_index);
   const verdict = $("verdict");
-  if (state.voided.includes(state.question_index)) {
+  if (voided) {
     verdict.textContent = "Voided by the host — no points for this question";
     verdict.className = "verdict missed";
   } else if (!mine) {
@@ -150,6 +160,21 @@ function renderReveal(state) {
     verdict.textContent = "Not this time";
     verdict.className = "verdict wrong";
   }
+  // The answer given, as it looked on the phone: its colour, shape and letter, marked right or wrong.
+  const chosen = mine ? mine.option : null;
+  if (chosen === null || chosen === undefined || !state.question.options[chosen]) {
+    $("r-mine").replaceChildren();
+  } else {
+    const right = chosen === reveal.correct_index;
+    const card = optionContent(el("div", { className: `option ${right ? "right" : "wrong"}` }), chosen, state.question.options[chosen]);
+    card.append(el("span", { text: right ? "✔ Right" : "✘ Wrong", className: "mark" }));
+    $("r-mine").replaceChildren(el("p", { text: "Your answer", className: "muted" }), card);
+  }
+  const points = mine && !voided ? mine.points : 0;
+  $("r-points").textContent = `+${points}`;
+  $("r-total").textContent = String(you.score);
+  $("r-rank").textContent = `#${you.rank}`;
+  $("r-rank-of").textContent = `of ${state.players.length}`;
   $("r-text").textContent = state.question.text;
   $("r-answer").textContent = `${LETTERS[reveal.correct_index]} — ${state.question.options[reveal.correct_index]}`;
   $("r-explanation").textContent = reveal.explanation;
@@ -157,4 +182,24 @@ function renderReveal(state) {
   $("report-form").hidden = reported;
   $("report-done").hidden = !reported;
   if (!reported) $("report-text").value = "";
+}
+
+// The podium as the room saw it, and where this player finished.
+function renderFinished(state) {
+  const you = state.you;
+  $("final-rank").textContent = `You finished #${you.rank} of ${state.players.length} with ${you.score} points.`;
+  const ranked = [...state.players].sort((a, b) => a.rank - b.rank);
+  const rows = ranked.slice(0, 3);
+  if (!rows.some((p) => p.id === you.id)) rows.push(ranked.find((p) => p.id === you.id) || you);
+  $("p-podium").replaceChildren(
+    ...rows.map((p) => {
+      const item = el("li", { className: p.id === you.id ? "me-row" : "" });
+      item.append(
+        el("span", { text: ordinal(p.rank), className: "place" }),
+        el("span", { text: p.id === you.id ? `${p.nickname} (you)` : p.nickname, className: "nick" }),
+        el("span", { text: `${p.score} pts`, className: "score" }),
+      );
+      return item;
+    }),
+  );
 }

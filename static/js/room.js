@@ -2,7 +2,7 @@
 // shape and letter, the countdown, the leaderboard.
 
 import { LiveSocket } from "./live.js";
-import { el } from "./ui.js";
+import { el, plural } from "./ui.js";
 
 export const SHAPES = ["▲", "◆", "●", "■", "★", "⬟"];
 export const LETTERS = "ABCDEF";
@@ -35,22 +35,26 @@ export function optionContent(node, index, text) {
   return node;
 }
 
-// Counts down from the server's remaining time, measured from when the state arrived (no clock skew).
+// Counts down from the server's remaining time, measured from when the state arrived (no clock skew). With a
+// bar, its --left custom property goes from the share of the question's time still left to 0.
 export class Countdown {
-  constructor(visual, live) {
+  constructor(visual, live, bar = null) {
     this.visual = visual;
     this.live = live;
+    this.bar = bar;
     this.timer = null;
   }
 
-  start(remainingMs) {
+  start(remainingMs, totalMs = remainingMs) {
     this.stop();
     const endsAt = performance.now() + remainingMs;
     let lastAnnounced = null;
     const tick = () => {
-      const left = Math.max(0, Math.ceil((endsAt - performance.now()) / 1000));
+      const leftMs = Math.max(0, endsAt - performance.now());
+      const left = Math.ceil(leftMs / 1000);
       this.visual.textContent = String(left);
       this.visual.classList.toggle("urgent", left <= 5);
+      this.bar?.style.setProperty("--left", String(totalMs > 0 ? Math.min(1, leftMs / totalMs) : 0));
       if (left !== lastAnnounced && (left % 10 === 0 || left === 5 || left === 3) && left > 0) {
         this.live.textContent = `${left} seconds left`;
         lastAnnounced = left;
@@ -75,15 +79,35 @@ export function progressText(state) {
   return `Question ${state.question_index + 1} of ${state.question_count}`;
 }
 
-export function renderBoard(list, players, limit = 10) {
+// The leaderboard's first `limit` places. With the ranks before the last question (player id -> rank), each row
+// says how many places that player moved.
+export function renderBoard(list, players, { limit = 10, ranksBefore = null } = {}) {
   list.replaceChildren(
     ...[...players]
       .sort((a, b) => a.rank - b.rank)
       .slice(0, limit)
       .map((p) => {
         const item = el("li");
-        item.append(el("span", { text: `${p.rank}.`, className: "rank" }), el("span", { text: p.nickname, className: "nick" }), el("span", { text: String(p.score), className: "score" }));
+        item.append(el("span", { text: `${p.rank}.`, className: "rank" }), el("span", { text: p.nickname, className: "nick" }));
+        const before = ranksBefore?.get(p.id);
+        const moved = before === undefined ? 0 : before - p.rank;
+        item.append(
+          moved === 0
+            ? el("span", { className: "move" })
+            : el("span", {
+                text: moved > 0 ? `▲ ${moved}` : `▼ ${-moved}`,
+                className: moved > 0 ? "move up" : "move down",
+                attrs: { "aria-label": moved > 0 ? `up ${plural(moved, "place")}` : `down ${plural(-moved, "place")}` },
+              }),
+          el("span", { text: String(p.score), className: "score" }),
+        );
         return item;
       }),
   );
+}
+
+export function ordinal(place) {
+  const tens = place % 100;
+  if (tens >= 11 && tens <= 13) return `${place}th`;
+  return `${place}${{ 1: "st", 2: "nd", 3: "rd" }[place % 10] || "th"}`;
 }

@@ -31,6 +31,16 @@ def test_without_a_model_the_page_says_what_to_set_and_offers_the_alternatives(c
     assert "<form" not in page.split('id="no-model"', 1)[1]
 
 
+def test_the_no_model_page_suggests_a_vllm_port_that_is_not_quizgates_and_names_the_checker_settings(client, settings):
+    settings.OPENAI_API_KEY = ""
+    settings.OPENAI_BASE_URL = ""
+    page = client.get(reverse("quiz:generate_new")).content.decode()
+    assert "localhost:8000/v1" not in page
+    assert "http://localhost:8001/v1" in page and "--port 8001" in page
+    for name in ("VERIFIER_BACKEND", "VERIFIER_MODEL", "VERIFIER_BASE_URL", "VERIFIER_API_KEY"):
+        assert name in page
+
+
 def test_posting_the_form_creates_a_job_and_queues_it_after_commit(
     client, configured, started_jobs, django_capture_on_commit_callbacks
 ):

@@ -184,3 +184,13 @@ def test_load_packs_command_turns_a_bad_file_into_a_command_error(tmp_path):
     (tmp_path / "history.json").write_text(json.dumps(broken), encoding="utf-8")
     with pytest.raises(CommandError, match=r"history\.json: question 2: a question needs 2 to 6 options"):
         call_command("load_packs", directory=tmp_path, stdout=StringIO())
+
+
+NUMBER_WORDS = {"ten": 10, "eleven": 11, "twelve": 12}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.stem)
+def test_a_shipped_packs_description_gives_its_true_question_count(path):
+    raw = _raw(path)
+    said = [NUMBER_WORDS[word] for word in raw["description"].replace(":", " ").split() if word in NUMBER_WORDS]
+    assert said == [len(raw["questions"])], raw["description"]
