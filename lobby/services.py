@@ -58,7 +58,11 @@ class CreatedRoom:
     host_token: str
 
 
-def room_create(*, round_id: int, timer_seconds: int) -> CreatedRoom:
+def room_create(*, round_id: int, timer_seconds: int, option_seed: str | None = None) -> CreatedRoom:
+    """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
+    given ("" keeps the round's order, as rooms from before shuffling do)."""
+    if option_seed is None:
+        option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
     if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
         raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
@@ -70,7 +74,11 @@ def room_create(*, round_id: int, timer_seconds: int) -> CreatedRoom:
         try:
             with transaction.atomic():
                 room = Room.objects.create(
-                    code=_new_code(), round=round_, timer_seconds=timer_seconds, question_count=count
+                    code=_new_code(),
+                    round=round_,
+                    timer_seconds=timer_seconds,
+                    question_count=count,
+                    option_seed=option_seed,
                 )
             break
         except IntegrityError:
@@ -281,7 +289,7 @@ def close_due_questions() -> int:
 @dataclass(frozen=True)
 class AnswerAck:
     question_index: int
-    option: int
+    option: int  # as the player chose it: the position shown in their room
     room_id: int
     room_code: str
 
@@ -348,7 +356,7 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
                 continue
             already.add((row.player_id, row.question_index))
             accepted.append(row)
-            results.append(AnswerAck(row.question_index, row.option, room_id=room.pk, room_code=room.code))
+            results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
     return results
@@ -366,7 +374,9 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
 
 
 def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, int]]) -> Answer:
-    """The row to store for this answer, or the GameError that says why it is refused."""
+    """The row to store for this answer, or the GameError that says why it is refused. The player names the
+    option by where their room shows it; the row keeps the round's index of it, so scoring, the crowd check,
+    review and voiding read answers as the round has them."""
     question_index, option = answer.question_index, answer.option
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise AnswerRefused("The answer must name the question it is for.")
@@ -388,13 +398,17 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
     if (answer.player_id, question_index) in already:
         raise AlreadyAnswered()
     elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
+    order = machine.option_order(
+        seed=room.option_seed, question_index=question_index, option_count=question.option_count
+    )
+    original = machine.original_option(order, option)
     return Answer(
         room_id=room.pk,
         player_id=answer.player_id,
         question_index=question_index,
-        option=option,
+        option=original,
         elapsed_ms=max(elapsed_ms, 0),
-        correct=option == question.correct_index,
+        correct=original == question.correct_index,
     )
 
 
