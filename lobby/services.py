@@ -31,7 +31,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
-from lobby.tokens import host_token, player_token, read_host_token, read_player_token
+from lobby.tokens import cohost_key, host_token, player_token, read_cohost_key, read_host_token, read_player_token
 from quiz.models import Round
 from quiz.selectors import round_question_at, round_question_facts
 
@@ -96,10 +96,43 @@ def room_by_code(code: str) -> Room:
 
 
 def host_resume(*, token: object, code: str) -> Room:
-    token_code = read_host_token(token)
-    if token_code is None or token_code != normalize_code(code):
+    grant = read_host_token(token)
+    if grant is None or grant.room_code != normalize_code(code):
         raise BadToken("Only the host of this game can do that.")
-    return room_by_code(code)
+    room = room_by_code(code)
+    if grant.cohost_generation is not None and grant.cohost_generation != room.cohost_generation:
+        raise BadToken("The host replaced the co-host link: ask them for the new one.")
+    return room
+
+
+def cohost_link_key(*, room: Room) -> str:
+    """The secret of the room's current co-host link: whoever opens the link becomes a host of the room."""
+    return cohost_key(room_code=room.code, generation=room.cohost_generation)
+
+
+def cohost_join(*, key: object, code: str) -> str:
+    """A browser opened the co-host link: the host token it keeps, valid until the link is replaced."""
+    parsed = read_cohost_key(key)
+    if parsed is None or parsed[0] != normalize_code(code):
+        raise BadToken("That co-host link is not valid for this game.")
+    room = room_by_code(code)
+    if parsed[1] != room.cohost_generation:
+        raise BadToken("That co-host link was replaced by a newer one.")
+    return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
+
+
+def cohost_link_replace(*, room_id: int, token: str) -> str:
+    """A new co-host link: the old one, and every browser it let in, stop hosting (the room's creator never).
+    `token` is the host token of the browser asking; returns the one it keeps (a co-host's own is renewed)."""
+    with transaction.atomic():
+        Room.objects.filter(pk=room_id).update(cohost_generation=F("cohost_generation") + 1)
+        room = Room.objects.get(pk=room_id)
+        # Host screens already open through the old link are shut out now, not at their next reconnect.
+        events.cohost_link_replaced(room_code=room.code, generation=room.cohost_generation)
+    grant = read_host_token(token)
+    if grant is not None and grant.cohost_generation is not None:
+        return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
+    return token
 
 
 def clean_nickname(raw: object) -> tuple[str, str]:
