@@ -12,6 +12,7 @@ from lobby.models import Answer, Room
 from lobby.selectors import player_view, results_csv, room_snapshot
 from review.models import Flag
 from tests.factories import PlayerFactory, RoomFactory, RoundFactory
+from tests.support.communicator import Client
 
 # SAMPLE's first question: "What is 2 + 2?" with ("3", "4", "5", "22"), "4" marked. With these seeds the two
 # rooms show it as 5, 22, 3, 4 and 5, 4, 22, 3: the right answer at D in one room and at B in the other.
@@ -109,3 +110,28 @@ def test_a_room_without_a_seed_plays_the_rounds_order():
     PlayerFactory(room=room)
     services.game_act(room_id=room.pk, action=Action.START)
     assert room_snapshot(room_id=room.pk)["question"]["options"] == ["3", "4", "5", "22"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_over_the_socket_a_player_names_and_gets_back_options_in_the_rooms_order(room, sockets):
+    created = await room(option_seed=SEED_ONE)
+    code = created.room.code
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    ann, joined = await sockets.join(code, "Ann")
+    await sockets.join(code, "Ben")  # keeps the question open
+    await host.send(type="start")
+    question = await ann.state(phase="question")
+    right = question["question"]["options"].index("4")
+    assert right == 3  # D in this room; the round has it at B
+    await ann.send(type="answer", question=0, option=right)
+    assert (await ann.until(lambda m: m["type"] == "answered"))["option"] == right
+    async with Client(code) as again:  # the phone reloads: its choice comes back where the room shows it
+        await again.send(type="resume", token=joined["token"])
+        assert (await again.state(phase="question"))["you"]["option"] == right
+    await host.send(type="close")
+    reveal = await ann.state(phase="reveal")
+    assert reveal["reveal"]["correct_index"] == right
+    mine = reveal["reveal"]["results"][str(joined["player"]["id"])]
+    assert mine["option"] == right and mine["correct"] and mine["points"] > 0
