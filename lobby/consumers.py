@@ -18,6 +18,7 @@ from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.machine import Action
 from lobby.selectors import player_view, room_seq, room_snapshot
+from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.room_id: int | None = None
         self.role: str | None = None
         self.player_id: int | None = None
+        self.cohost_generation: int | None = None  # a host let in by the co-host link of this generation
         self.answered: dict[int, int] = {}
         self.seq = -1
         self.client_ip = ratelimit.client_ip_from_scope(self.scope)
@@ -155,6 +157,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_host(self, message):
         room = await db(services.host_resume)(token=message.get("token"), code=self.code)
+        self.cohost_generation = read_host_token(message["token"]).cohost_generation
         await self._enter(room_id=room.pk, role="host", player_id=None)
         await self.send_json({"type": "hosting", "code": room.code})
         await self._send_snapshot()
@@ -274,6 +277,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
                     "answered_count": event["answered_count"],
                 }
             )
+
+    async def room_cohost_replaced(self, event):
+        if self.role == "host" and self.cohost_generation is not None and self.cohost_generation < event["generation"]:
+            await self.send_error("bad_token", "The host replaced the co-host link: ask them for the new one.")
+            await self.close()
 
     async def send_json(self, content):
         await self.send(text_data=json.dumps(content))

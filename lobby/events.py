@@ -17,6 +17,7 @@ logger = logging.getLogger(__name__)
 
 ROOM_STATE = "room.state"
 ROOM_ANSWERS = "room.answers"
+COHOST_REPLACED = "room.cohost_replaced"
 SEND_ATTEMPTS = 3
 
 
@@ -38,6 +39,12 @@ def room_changed(*, room_id: int) -> None:
 def answers_changed(*, room_code: str, question_index: int, answered_count: int) -> None:
     event = {"type": ROOM_ANSWERS, "question_index": question_index, "answered_count": answered_count}
     transaction.on_commit(lambda: _send_latest(host_group(room_code), event))
+
+
+def cohost_link_replaced(*, room_code: str, generation: int) -> None:
+    """To the room's host screens: those let in by a co-host link older than `generation` stop hosting."""
+    event = {"type": COHOST_REPLACED, "generation": generation}
+    transaction.on_commit(lambda: _send(host_group(room_code), event))
 
 
 # The host's answer counter needs the newest count, not every count: per room, one send at once, then at

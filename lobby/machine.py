@@ -1,6 +1,8 @@
-"""The game's rules: phases, transitions, which questions are closed, scoring and the crowd's verdict.
+"""The game's rules: phases, transitions, which questions are closed, scoring, the crowd's verdict and the order
+a room shows options in.
 Pure: plain data in, plain data out; no database, request or channel layer."""
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -188,3 +190,30 @@ def crowd_verdict(*, distribution: list[int], correct_index: int, rule: CrowdRul
     # A tiny tolerance so 3 of 5 counts as the 60 % it is.
     disagrees = answers >= rule.min_answers and share >= rule.majority - 1e-9 and top != correct_index
     return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees)
+
+
+# -- the order a room shows a question's options in -------------------------------------------------------------
+
+
+def option_order(*, seed: str, question_index: int, option_count: int) -> tuple[int, ...]:
+    """The options of one question as a room shows them: position shown -> index in the round. A Fisher-Yates
+    shuffle drawn from SHA-256 of (seed, question, step), so the same room always shows the same order, on any
+    process and any Python. No seed (a room from before shuffling) keeps the round's order."""
+    order = list(range(option_count))
+    if not seed:
+        return tuple(order)
+    for step in range(option_count - 1, 0, -1):
+        digest = hashlib.sha256(f"{seed}:{question_index}:{step}".encode()).digest()
+        swap = int.from_bytes(digest[:8], "big") % (step + 1)
+        order[step], order[swap] = order[swap], order[step]
+    return tuple(order)
+
+
+def original_option(order: tuple[int, ...], shown: int) -> int:
+    """The round's index of the option shown at `shown`."""
+    return order[shown]
+
+
+def shown_option(order: tuple[int, ...], original: int) -> int:
+    """Where the room shows the round's option `original`."""
+    return order.index(original)

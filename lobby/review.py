@@ -91,12 +91,8 @@ def after_reveal(*, room: Room, question_index: int, shown: Picture) -> None:
     try:
         snapshot, crowd = shown.snapshot, shown.crowd
         if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index and crowd is not None:
-            _crowd_flag(
-                room=room,
-                question_index=question_index,
-                distribution=snapshot["reveal"]["distribution"],
-                verdict=crowd,
-            )
+            # The round's order, not the room's: the flag is read next to the question as the round has it.
+            _crowd_flag(room=room, question_index=question_index, distribution=shown.distribution, verdict=crowd)
         else:  # the host moved on between the commit and the snapshot
             crowd_check(room_id=room.pk, question_index=question_index)
     except Exception:

@@ -1,5 +1,8 @@
 """The game's reads. `room_snapshot` is the one public picture of a room, sent to host and players alike:
-before the reveal it holds nothing that says which option is correct."""
+before the reveal it holds nothing that says which option is correct.
+
+Answers are stored with the round's option index; what a room's screens get (options, the marked one, the
+distribution, each player's choice) is in the order that room shows them (`machine.option_order`)."""
 
 import io
 from dataclasses import dataclass
@@ -15,7 +18,7 @@ from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "round__title", "round__check_status")  # fmt: skip
+                "deadline", "option_seed", "round__title", "round__check_status")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -28,6 +31,8 @@ class Picture:
     snapshot: dict
     # During a reveal, the crowd's verdict on the question shown: the reveal's crowd check judges this one.
     crowd: machine.CrowdVerdict | None = None
+    # ... and the answers per option in the round's order (the snapshot's is in the room's), which it records.
+    distribution: list[int] | None = None
 
 
 def room_snapshot(*, room_id: int) -> dict:
@@ -64,7 +69,9 @@ def room_picture(*, room_id: int) -> Picture:
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
-        snapshot["question"] = {"index": index, "text": question.text, "options": list(question.options)}
+        order = machine.option_order(seed=room["option_seed"], question_index=index, option_count=question.option_count)
+        shown_options = [question.options[original] for original in order]
+        snapshot["question"] = {"index": index, "text": question.text, "options": shown_options}
         # One query for the count, the distribution and the results: at most 20 rows.
         answers = list(
             Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)
@@ -86,16 +93,22 @@ def room_picture(*, room_id: int) -> Picture:
             snapshot["reveal"] = {
                 # A discreet marker for the host: a clear majority chose another option.
                 "crowd_disagrees": crowd.disagrees,
-                "correct_index": question.correct_index,
+                "correct_index": machine.shown_option(order, question.correct_index),
                 "explanation": question.explanation,
                 "source": question.source,
-                "distribution": distribution,
+                "distribution": [distribution[original] for original in order],
                 "results": {
-                    str(player_id): {"option": option, "correct": correct, "points": points}
+                    str(player_id): {"option": _shown(order, option), "correct": correct, "points": points}
                     for player_id, option, correct, points in answers
                 },
             }
+            return Picture(snapshot=snapshot, crowd=crowd, distribution=distribution)
     return Picture(snapshot=snapshot, crowd=crowd)
+
+
+def _shown(order: tuple[int, ...], original: int) -> int:
+    # An option index past the question's options (an edited round) stays as stored; no screen draws it.
+    return machine.shown_option(order, original) if 0 <= original < len(order) else original
 
 
 def room_seq(*, room_id: int) -> int:
@@ -113,15 +126,23 @@ def player_view(*, player_id: int) -> dict:
             .values_list("option", flat=True)
             .first()
         )
+    if answer is not None:
+        question = round_question_facts(round_id=room.round_id, position=room.question_index)
+        order = machine.option_order(
+            seed=room.option_seed, question_index=room.question_index, option_count=question.option_count
+        )
+        answer = _shown(order, answer)
     return {
         "id": player.pk,
         "nickname": player.nickname,
         "answered_index": room.question_index if answer is not None else None,
-        "option": answer,
+        "option": answer,  # as the player's room shows it
     }
 
 
 def results_csv(*, room: Room) -> str:
+    """One row per player; each answer names the option by the round's letter and its text (the same in every
+    room of the round, whatever order a room showed)."""
     questions = round_question_list(round_id=room.round_id)
     players = list(room.players.filter(removed=False))
     ranks = machine.rank([(p.pk, p.score) for p in players])
@@ -136,7 +157,8 @@ def results_csv(*, room: Room) -> str:
             if answer is None:
                 cells.append("")
             else:
-                letter = "ABCDEF"[answer.option]
-                cells.append(f"{letter} ({'right' if answer.correct else 'wrong'}, {answer.points})")
+                options = questions[index].options
+                chosen = f"{'ABCDEF'[answer.option]}: {options[answer.option]}" if answer.option < len(options) else "?"
+                cells.append(f"{chosen} ({'right' if answer.correct else 'wrong'}, {answer.points})")
         writer.writerow([ranks[player.pk], player.nickname, player.score, *cells])
     return out.getvalue()

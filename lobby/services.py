@@ -31,7 +31,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
-from lobby.tokens import host_token, player_token, read_host_token, read_player_token
+from lobby.tokens import cohost_key, host_token, player_token, read_cohost_key, read_host_token, read_player_token
 from quiz.models import Round
 from quiz.selectors import round_question_at, round_question_facts
 
@@ -58,7 +58,11 @@ class CreatedRoom:
     host_token: str
 
 
-def room_create(*, round_id: int, timer_seconds: int) -> CreatedRoom:
+def room_create(*, round_id: int, timer_seconds: int, option_seed: str | None = None) -> CreatedRoom:
+    """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
+    given ("" keeps the round's order, as rooms from before shuffling do)."""
+    if option_seed is None:
+        option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
     if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
         raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
@@ -70,7 +74,11 @@ def room_create(*, round_id: int, timer_seconds: int) -> CreatedRoom:
         try:
             with transaction.atomic():
                 room = Room.objects.create(
-                    code=_new_code(), round=round_, timer_seconds=timer_seconds, question_count=count
+                    code=_new_code(),
+                    round=round_,
+                    timer_seconds=timer_seconds,
+                    question_count=count,
+                    option_seed=option_seed,
                 )
             break
         except IntegrityError:
@@ -88,10 +96,43 @@ def room_by_code(code: str) -> Room:
 
 
 def host_resume(*, token: object, code: str) -> Room:
-    token_code = read_host_token(token)
-    if token_code is None or token_code != normalize_code(code):
+    grant = read_host_token(token)
+    if grant is None or grant.room_code != normalize_code(code):
         raise BadToken("Only the host of this game can do that.")
-    return room_by_code(code)
+    room = room_by_code(code)
+    if grant.cohost_generation is not None and grant.cohost_generation != room.cohost_generation:
+        raise BadToken("The host replaced the co-host link: ask them for the new one.")
+    return room
+
+
+def cohost_link_key(*, room: Room) -> str:
+    """The secret of the room's current co-host link: whoever opens the link becomes a host of the room."""
+    return cohost_key(room_code=room.code, generation=room.cohost_generation)
+
+
+def cohost_join(*, key: object, code: str) -> str:
+    """A browser opened the co-host link: the host token it keeps, valid until the link is replaced."""
+    parsed = read_cohost_key(key)
+    if parsed is None or parsed[0] != normalize_code(code):
+        raise BadToken("That co-host link is not valid for this game.")
+    room = room_by_code(code)
+    if parsed[1] != room.cohost_generation:
+        raise BadToken("That co-host link was replaced by a newer one.")
+    return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
+
+
+def cohost_link_replace(*, room_id: int, token: str) -> str:
+    """A new co-host link: the old one, and every browser it let in, stop hosting (the room's creator never).
+    `token` is the host token of the browser asking; returns the one it keeps (a co-host's own is renewed)."""
+    with transaction.atomic():
+        Room.objects.filter(pk=room_id).update(cohost_generation=F("cohost_generation") + 1)
+        room = Room.objects.get(pk=room_id)
+        # Host screens already open through the old link are shut out now, not at their next reconnect.
+        events.cohost_link_replaced(room_code=room.code, generation=room.cohost_generation)
+    grant = read_host_token(token)
+    if grant is not None and grant.cohost_generation is not None:
+        return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
+    return token
 
 
 def clean_nickname(raw: object) -> tuple[str, str]:
@@ -281,7 +322,7 @@ def close_due_questions() -> int:
 @dataclass(frozen=True)
 class AnswerAck:
     question_index: int
-    option: int
+    option: int  # as the player chose it: the position shown in their room
     room_id: int
     room_code: str
 
@@ -348,7 +389,7 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
                 continue
             already.add((row.player_id, row.question_index))
             accepted.append(row)
-            results.append(AnswerAck(row.question_index, row.option, room_id=room.pk, room_code=room.code))
+            results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
     return results
@@ -366,7 +407,9 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
 
 
 def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, int]]) -> Answer:
-    """The row to store for this answer, or the GameError that says why it is refused."""
+    """The row to store for this answer, or the GameError that says why it is refused. The player names the
+    option by where their room shows it; the row keeps the round's index of it, so scoring, the crowd check,
+    review and voiding read answers as the round has them."""
     question_index, option = answer.question_index, answer.option
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise AnswerRefused("The answer must name the question it is for.")
@@ -388,13 +431,17 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
     if (answer.player_id, question_index) in already:
         raise AlreadyAnswered()
     elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
+    order = machine.option_order(
+        seed=room.option_seed, question_index=question_index, option_count=question.option_count
+    )
+    original = machine.original_option(order, option)
     return Answer(
         room_id=room.pk,
         player_id=answer.player_id,
         question_index=question_index,
-        option=option,
+        option=original,
         elapsed_ms=max(elapsed_ms, 0),
-        correct=option == question.correct_index,
+        correct=original == question.correct_index,
     )
 
 

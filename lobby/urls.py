@@ -9,4 +9,6 @@ urlpatterns = [
     path("play/<str:code>/", views.play, name="play"),
     path("host/<str:code>/", views.host, name="host"),
     path("host/<str:code>/results.csv", views.results, name="results"),
+    path("host/<str:code>/cohost/", views.cohost, name="cohost"),
+    path("host/<str:code>/cohost/replace/", views.cohost_replace, name="cohost_replace"),
 ]

@@ -1,13 +1,15 @@
+from urllib.parse import urlencode
+
 import segno
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.lan import shareable_url
 from lobby import ratelimit, services
-from lobby.exceptions import GameError, RoomNotFound
+from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
 from lobby.models import Room
 from lobby.selectors import results_csv
@@ -21,6 +23,37 @@ HOST_TOKENS = "host_tokens"
 
 def _host_token(request: HttpRequest, code: str) -> str | None:
     return request.session.get(HOST_TOKENS, {}).get(code)
+
+
+def _keep_host_token(request: HttpRequest, code: str, token: str | None) -> None:
+    tokens = request.session.get(HOST_TOKENS, {})
+    if token is None:
+        tokens.pop(code, None)
+    else:
+        tokens[code] = token
+    request.session[HOST_TOKENS] = tokens
+
+
+def _is_host(request: HttpRequest, room: Room) -> bool:
+    """Does this browser hold a host token for the room that still counts (a co-host's may have been replaced)?"""
+    token = _host_token(request, room.code)
+    if token is None:
+        return False
+    try:
+        services.host_resume(token=token, code=room.code)
+    except BadToken:
+        _keep_host_token(request, room.code, None)
+        return False
+    return True
+
+
+def _not_the_host(request: HttpRequest, room: Room, *, reason: str = "") -> HttpResponse:
+    """A readable page for a browser without the host's role: how to get it back (the co-host link)."""
+    return render(request, "lobby/host_denied.html", {"room": room, "reason": reason}, status=403)
+
+
+def _qr_svg(url: str, title: str) -> str:
+    return segno.make(url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=title)
 
 
 def _room_guess(request: HttpRequest, code: str) -> Room:
@@ -49,9 +82,7 @@ def home(request: HttpRequest) -> HttpResponse:
         except (QuizError, GameError) as error:
             form.add_error(None, str(error))
         else:
-            tokens = request.session.get(HOST_TOKENS, {})
-            tokens[created.room.code] = created.host_token
-            request.session[HOST_TOKENS] = tokens
+            _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:host", code=created.room.code)
     choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
     choices += [
@@ -102,14 +133,57 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
         return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
-    token = _host_token(request, room.code)
-    if token is None:
-        return HttpResponseForbidden("Only the browser that created this game can host it.")
+    if "key" in request.GET:
+        # The co-host link. A browser already hosting keeps what it holds (the creator's token is never revoked).
+        if not _is_host(request, room):
+            try:
+                token = services.cohost_join(key=request.GET["key"], code=room.code)
+            except BadToken as error:
+                return _not_the_host(request, room, reason=str(error))
+            _keep_host_token(request, room.code, token)
+        # Off the address bar and out of the history: the key has done its work.
+        return redirect("lobby:host", code=room.code)
+    if not _is_host(request, room):
+        return _not_the_host(request, room)
     join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
     qr_svg = join_qr_svg(join_url, code=room.code)
-    return render(
-        request, "lobby/host.html", {"room": room, "host_token": token, "join_url": join_url, "qr_svg": qr_svg}
-    )
+    context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": qr_svg}
+    return render(request, "lobby/host.html", context)
+
+
+@require_GET
+def cohost(request: HttpRequest, code: str) -> HttpResponse:
+    """The co-host link and its QR code, for the host's eyes: a page of its own, off the projected screen."""
+    try:
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
+    except RoomNotFound:
+        return render(request, "lobby/room_missing.html", {"code": code}, status=404)
+    if not _is_host(request, room):
+        return _not_the_host(request, room)
+    link = shareable_url(request, reverse("lobby:host", kwargs={"code": room.code}))
+    link += "?" + urlencode({"key": services.cohost_link_key(room=room)})
+    context = {"room": room, "cohost_url": link, "qr_svg": _qr_svg(link, f"Co-host {room.code}")}
+    response = render(request, "lobby/cohost.html", context)
+    response["Cache-Control"] = "no-store"  # a secret: not for a shared machine's cache
+    return response
+
+
+@require_POST
+def cohost_replace(request: HttpRequest, code: str) -> HttpResponse:
+    try:
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
+    except RoomNotFound:
+        raise Http404 from None
+    if not _is_host(request, room):
+        return _not_the_host(request, room)
+    token = services.cohost_link_replace(room_id=room.pk, token=_host_token(request, room.code))
+    _keep_host_token(request, room.code, token)
+    messages.success(request, "A new co-host link: the old one no longer works.")
+    return redirect("lobby:cohost", code=room.code)
 
 
 @require_GET
@@ -120,8 +194,8 @@ def results(request: HttpRequest, code: str) -> HttpResponse:
         return _too_many(error)
     except RoomNotFound:
         raise Http404 from None
-    if _host_token(request, room.code) is None:
-        return HttpResponseForbidden("Only the host can download the results.")
+    if not _is_host(request, room):
+        return _not_the_host(request, room)
     response = HttpResponse(results_csv(room=room), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}.csv"'
     return response

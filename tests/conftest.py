@@ -21,10 +21,13 @@ def make_round():
 
 @pytest.fixture
 def make_room(make_round):
-    """A room in the lobby and its host's token, on a round of `questions`."""
+    """A room in the lobby and its host's token, on a round of `questions`; its options in the round's order
+    unless an `option_seed` shuffles them."""
 
-    def make(timer_seconds: int = 20, questions: list[QuestionData] | None = None) -> CreatedRoom:
-        room = RoomFactory(round=make_round(questions), timer_seconds=timer_seconds)
+    def make(
+        timer_seconds: int = 20, questions: list[QuestionData] | None = None, option_seed: str = ""
+    ) -> CreatedRoom:
+        room = RoomFactory(round=make_round(questions), timer_seconds=timer_seconds, option_seed=option_seed)
         return CreatedRoom(room=room, host_token=host_token(room_code=room.code))
 
     return make

@@ -106,17 +106,21 @@ class RoundFactory(DjangoModelFactory):
 
 
 class RoomFactory(DjangoModelFactory):
-    """Through `room_create`; any other field (`locked`, `phase`, ...) is written after, as a game would have."""
+    """Through `room_create`; any other field (`locked`, `phase`, ...) is written after, as a game would have.
+    `option_seed` "" (the default here) shows the round's order, as a room from before shuffling does, so a
+    test can name SAMPLE's options by index; a room the app makes draws a secret seed (tests/lobby/test_shuffle.py
+    gives fixed ones)."""
 
     class Meta:
         model = Room
 
     round = factory.SubFactory(RoundFactory)
     timer_seconds = 20
+    option_seed = ""
 
     @classmethod
-    def _create(cls, model_class, *, round, timer_seconds, **fields):
-        room = lobby_services.room_create(round_id=round.pk, timer_seconds=timer_seconds).room
+    def _create(cls, model_class, *, round, timer_seconds, option_seed, **fields):
+        room = lobby_services.room_create(round_id=round.pk, timer_seconds=timer_seconds, option_seed=option_seed).room
         if fields:
             Room.objects.filter(pk=room.pk).update(**fields)
             room.refresh_from_db()

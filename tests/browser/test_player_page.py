@@ -83,7 +83,11 @@ def test_a_player_page_shows_every_phase_from_the_keyboard_without_a_console_err
     # Nothing the player received before the reveal says which answer is right.
     assert player.states("question") and not any("correct" in json.dumps(s) for s in player.states("question"))
 
-    # The keyboard: Tab reaches an option and shows where the focus is; key 2 answers B.
+    # The room shows the options in its own order: find where it put "42".
+    right = options.locator(".option-text").all_inner_texts().index("42")
+    letter = "ABCD"[right]
+
+    # The keyboard: Tab reaches an option and shows where the focus is; the option's number key answers it.
     page.keyboard.press("Tab")
     for _ in range(10):
         if page.evaluate("() => document.activeElement.matches('#q-options button')"):
@@ -92,15 +96,16 @@ def test_a_player_page_shows_every_phase_from_the_keyboard_without_a_console_err
     focused = page.locator("#q-options button:focus-visible")
     expect(focused).to_have_count(1)
     assert focused.evaluate("node => getComputedStyle(node).outlineStyle") != "none"
-    page.keyboard.press("2")
-    expect(page.locator("#locked-in")).to_have_text("Answer B locked in. Waiting for the others…")
-    expect(page.locator('#q-options button[data-index="1"]')).to_have_class(re.compile(r"\bchosen\b"))
-    expect(page.locator('#q-options button[data-index="0"]')).not_to_have_class(re.compile(r"\bchosen\b"))
+    page.keyboard.press(str(right + 1))
+    expect(page.locator("#locked-in")).to_have_text(f"Answer {letter} locked in. Waiting for the others…")
+    expect(page.locator(f'#q-options button[data-index="{right}"]')).to_have_class(re.compile(r"\bchosen\b"))
+    other = (right + 1) % 4
+    expect(page.locator(f'#q-options button[data-index="{other}"]')).not_to_have_class(re.compile(r"\bchosen\b"))
 
     # The only player answered: the question closes and the reveal is drawn.
     player.shown_phase().to_have_id("phase-reveal")
     expect(page.locator("#verdict")).to_contain_text("Correct! +")
-    expect(page.locator("#r-answer")).to_have_text("B — 42")
+    expect(page.locator("#r-answer")).to_have_text(f"{letter} — 42")
 
     host.get_by_role("button", name="Leaderboard").click()
     player.shown_phase().to_have_id("phase-leaderboard")
@@ -117,7 +122,7 @@ def test_a_player_page_shows_every_phase_from_the_keyboard_without_a_console_err
     player.shown_phase().to_have_id("phase-question")
     expect(page.locator("#q-progress")).to_have_text("Question 2 of 2")
     expect(page.locator("#locked-in")).to_be_hidden()  # a new question, not the last one's answer
-    page.locator('#q-options button[data-index="0"]').click()
+    page.locator("#q-options button").filter(has_not_text="Six").first.click()
     player.shown_phase().to_have_id("phase-reveal")
     expect(page.locator("#verdict")).to_have_text("Not this time")
     host.get_by_role("button", name="Leaderboard").click()

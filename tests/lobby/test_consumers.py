@@ -177,10 +177,11 @@ async def test_a_removed_player_is_told_and_cannot_resume(room, sockets):
             assert (await back.error())["code"] == "removed"
 
 
-async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(room, sockets):
+@pytest.mark.parametrize("option_seed", ["", "recorder"], ids=["round-order", "shuffled"])
+async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(room, sockets, option_seed):
     """Record everything a player receives during a whole game; before each reveal, the correct option
     (its index under any key, or its text marked as correct) must be absent."""
-    created = await room()
+    created = await room(option_seed=option_seed)
     code = created.room.code
     host = await sockets.open(Client(code))
     await host.send(type="host", token=created.host_token)

@@ -272,9 +272,10 @@ def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
         room = services.room_create(round_id=round_.pk, timer_seconds=20).room
         ann = services.player_join(code=room.code, nickname="Ann").player
         services.game_act(room_id=room.pk, action=Action.START)
-        shown = room_snapshot(room_id=room.pk)["question"]["text"]
-        services.answer_submit(player_id=ann.pk, question_index=0, option=1)
-        return shown, Answer.objects.get(player=ann).correct
+        shown = room_snapshot(room_id=room.pk)["question"]
+        # The room shows the options in its own order: Ann picks "Canberra" wherever it is.
+        services.answer_submit(player_id=ann.pk, question_index=0, option=shown["options"].index("Canberra"))
+        return shown["text"], Answer.objects.get(player=ann).correct
 
     assert play() == ("Capital of Australia?", False)
     host_round_save(owner_key="host-1", round_id=round_.pk, title="Mine", questions=[after])
