@@ -128,19 +128,26 @@ def test_a_quiz_night_fits_the_projector_and_the_phones_at_every_phase(live_url,
     _pick(phones[2], "Melbourne")
 
     expect(host.locator("#r-options li.correct")).to_contain_text("Canberra")
+    # Each bar's fill over its own track (the right option's card, and so its track, may be drawn wider).
     shares = host.locator("#r-options .bar").evaluate_all(
-        "bars => bars.map(b => getComputedStyle(b, '::after').width).map(parseFloat)"
+        "bars => bars.map(b => parseFloat(getComputedStyle(b, '::after').width) / b.getBoundingClientRect().width)"
     )
-    track = host.locator("#r-options .bar").first.evaluate("b => b.getBoundingClientRect().width")
-    # One answer each on A, B and C, none on D to F: bars of a third of the track, and empty ones.
-    assert [round(w / track, 2) for w in shares] == [0.33, 0.33, 0.33, 0, 0, 0], shares
+    # One answer each on Canberra, Sydney and Melbourne, none on the other three: bars of a third of the track,
+    # and empty ones, wherever the room's own order put those options.
+    shown = host.locator("#r-options li .option-text").all_inner_texts()
+    answered = {"Canberra", "Sydney", "Melbourne"}
+    expected = [0.33 if text in answered else 0 for text in shown]
+    assert sorted(expected, reverse=True) == [0.33, 0.33, 0.33, 0, 0, 0], shown
+    assert [round(share, 2) for share in shares] == expected, (shown, shares)
     expect(host.locator("#r-options li.wrong").first).to_have_css("opacity", "1")
     check_page(host, f"host-{tag}-4-reveal")
     for phone in phones:
         expect(phone.locator("#r-tally")).to_be_visible()
     expect(phones[1].locator("#r-mine .option.right")).to_contain_text("Canberra")
-    expect(phones[1].locator("#r-mine .option")).to_have_attribute("data-index", "0")
-    expect(phones[1].locator("#r-mine .shape")).to_have_text("▲")
+    # Canberra in the colour and shape of the place the room showed it at.
+    canberra_at = str(shown.index("Canberra"))
+    expect(phones[1].locator("#r-mine .option")).to_have_attribute("data-index", canberra_at)
+    expect(phones[1].locator("#r-mine .shape")).to_have_text(["▲", "◆", "●", "■", "★", "⬟"][int(canberra_at)])
     expect(phones[1].locator("#r-rank")).to_have_text("#1")
     points = int(phones[1].locator("#r-points").inner_text().lstrip("+"))
     assert points > 0
