@@ -36,6 +36,7 @@ RUN_ENV := DJANGO_DEBUG=0 QUIZ_LOCAL_NETWORK=1 DJANGO_SECRET_KEY_FILE=.local-sec
 run: install .local-secret
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py load_packs
+	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v 0
 	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
