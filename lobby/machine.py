@@ -2,6 +2,7 @@
 a room shows options in.
 Pure: plain data in, plain data out; no database, request or channel layer."""
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
@@ -195,6 +196,7 @@ def crowd_verdict(*, distribution: list[int], correct_index: int, rule: CrowdRul
 # -- the order a room shows a question's options in -------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked for by every answer and snapshot of an open question
 def option_order(*, seed: str, question_index: int, option_count: int) -> tuple[int, ...]:
     """The options of one question as a room shows them: position shown -> index in the round. A Fisher-Yates
     shuffle drawn from SHA-256 of (seed, question, step), so the same room always shows the same order, on any
