@@ -208,7 +208,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_lock(self, message):
         self._require("host")
-        await db(services.room_set_locked)(room_id=self.room_id, locked=bool(message.get("locked")))
+        locked = message.get("locked")
+        if not isinstance(locked, bool):  # bool("false") is True: only a real boolean locks or unlocks
+            return await self.send_error("bad_message", "Say locked: true or false.")
+        await db(services.room_set_locked)(room_id=self.room_id, locked=locked)
 
     async def on_sync(self, message):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;

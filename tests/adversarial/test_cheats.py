@@ -239,3 +239,19 @@ def test_the_room_cap_holds_when_50_threads_join_at_once(make_room):
     assert sorted(set(outcomes)) == ["joined", "room_full"], outcomes
     assert outcomes.count("joined") == 20
     assert Player.objects.filter(room__code=code).count() == 20
+
+
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None, [], {}])
+async def test_only_a_real_boolean_locks_or_unlocks_the_room(room, sockets, value):
+    created = await room()
+    host = await sockets.open(Client(created.room.code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby", locked=False)
+    await host.send(type="lock", locked=value)
+    assert (await host.error())["code"] == "bad_message"
+    assert await _db(lambda: Room.objects.get(pk=created.room.pk).locked) is False
+    # A real boolean still works, and a player can then no longer join.
+    await host.send(type="lock", locked=True)
+    await host.state(locked=True)
+    async with Client(created.room.code) as late:
+        assert (await late.join("Late"))["code"] == "room_locked"
