@@ -52,10 +52,6 @@ def _not_the_host(request: HttpRequest, room: Room, *, reason: str = "") -> Http
     return render(request, "lobby/host_denied.html", {"room": room, "reason": reason}, status=403)
 
 
-def _qr_svg(url: str, title: str) -> str:
-    return segno.make(url, error="m").svg_inline(scale=5, dark="#111", light="#fff", title=title)
-
-
 def _room_guess(request: HttpRequest, code: str) -> Room:
     """The room for a code in a URL or a form, under the code-guess limit. Raises RateLimited or RoomNotFound."""
     ip = ratelimit.client_ip_from_request(request)
@@ -121,8 +117,9 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "lobby/play.html", {"room": room})
 
 
-def join_qr_svg(url: str, *, code: str) -> str:
-    return segno.make(url, error="m").svg_inline(dark="#111", light="#fff", title=f"Join {code}", omitsize=True)
+def qr_svg(url: str, *, title: str) -> str:
+    """A QR code as inline SVG without a fixed size: the page's `.qr` rule sizes it (projector or phone)."""
+    return segno.make(url, error="m").svg_inline(dark="#111", light="#fff", title=title, omitsize=True)
 
 
 @require_GET
@@ -146,8 +143,8 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
     if not _is_host(request, room):
         return _not_the_host(request, room)
     join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
-    qr_svg = join_qr_svg(join_url, code=room.code)
-    context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": qr_svg}
+    join_qr = qr_svg(join_url, title=f"Join {room.code}")
+    context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": join_qr}
     return render(request, "lobby/host.html", context)
 
 
@@ -164,7 +161,7 @@ def cohost(request: HttpRequest, code: str) -> HttpResponse:
         return _not_the_host(request, room)
     link = shareable_url(request, reverse("lobby:host", kwargs={"code": room.code}))
     link += "?" + urlencode({"key": services.cohost_link_key(room=room)})
-    context = {"room": room, "cohost_url": link, "qr_svg": _qr_svg(link, f"Co-host {room.code}")}
+    context = {"room": room, "cohost_url": link, "qr_svg": qr_svg(link, title=f"Co-host {room.code}")}
     response = render(request, "lobby/cohost.html", context)
     response["Cache-Control"] = "no-store"  # a secret: not for a shared machine's cache
     return response

@@ -15,7 +15,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from core.lan import lan_address
-from lobby.views import join_qr_svg
+from lobby.views import qr_svg
 from tests.support.servers import REPO, free_port
 
 # A documentation address, used only when this machine has no network for core.lan to find.
@@ -86,7 +86,7 @@ def test_the_join_link_and_qr_code_carry_the_lan_address(lan_server):
     code, page = _host_a_game(port)
     join_url = f"http://{lan}:{port}/play/{code}/"
     assert f'class="join-url">{join_url}</' in page
-    assert join_qr_svg(join_url, code=code) in page
+    assert qr_svg(join_url, title=f"Join {code}") in page
     assert "127.0.0.1" not in page
 
 
