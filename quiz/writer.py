@@ -23,6 +23,7 @@ from quiz.models import CheckStatus
 from quiz.prompts import RoundSpec, build_messages
 from quiz.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
 from quiz.validation import QuestionData
+from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
 from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
 
@@ -255,7 +256,13 @@ class RoundWriter:
         self._seen.add(key)
         served = self._model.served_model if self._model is not None else ""
         if served and served != self.config.model:
-            _warn_mismatch_once(self.config.model, served)
+            gate_conf.model_mismatch_warn_once(
+                logger=logger,
+                who="writer",
+                pinned=self.config.model,
+                served=served,
+                consequence="questions record both",
+            )
         candidate = Candidate(
             key=f"a{self.progress.attempt}-{number}", data=data, attempt=self.progress.attempt, served_model=served
         )
@@ -360,21 +367,6 @@ def _unchecked_note(played: list[Candidate]) -> str:
     if late:
         notes.append(f"The checker did not answer in time: {late} of the questions are unverified.")
     return " ".join(notes)
-
-
-_mismatches_warned: set[tuple[str, str]] = set()
-
-
-def mismatch_warnings_forget() -> None:
-    """Forget which pinned-vs-served writer ids this process has warned about (each is warned once per process)."""
-    _mismatches_warned.clear()
-
-
-def _warn_mismatch_once(pinned: str, served: str) -> None:
-    if (pinned, served) in _mismatches_warned:
-        return
-    _mismatches_warned.add((pinned, served))
-    logger.warning("writer: asked for %r and the server says %r wrote the reply; questions record both", pinned, served)
 
 
 def _mark(decision: GateDecision | None) -> Mark:

@@ -1,5 +1,6 @@
 """The gate's settings, read at call time so tests can override them. Their defaults live in config/settings.py."""
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -154,3 +155,20 @@ def is_model_alias(model: str) -> bool:
     if not any(char.isdigit() for char in name):
         return True
     return name.endswith("latest") or bool(MOVING_WORDS.intersection(re.split(r"[^a-z0-9]+", name)))
+
+
+_mismatches_warned: set[tuple[str, str, str]] = set()
+
+
+def model_mismatch_warn_once(*, logger: logging.Logger, who: str, pinned: str, served: str, consequence: str) -> None:
+    """A server answered as another model than the one pinned: a WARNING once per process and (who, pinned,
+    served), however many rounds see it. The gate and the writer both say it this way."""
+    if (who, pinned, served) in _mismatches_warned:
+        return
+    _mismatches_warned.add((who, pinned, served))
+    logger.warning("%s was asked for %r and served %r; %s", who, pinned, served, consequence)
+
+
+def model_mismatch_warnings_forget() -> None:
+    """Forget which mismatches this process has warned about (a test that looks for the warning needs that)."""
+    _mismatches_warned.clear()

@@ -331,7 +331,13 @@ class Gate:
             served = str(blind.details.get("served_model") or "")
         served = served[:200]
         if served and served != self.config.model_id:
-            _warn_mismatch_once(self.config.backend, self.config.model_id, served)
+            conf.model_mismatch_warn_once(
+                logger=logger,
+                who=f"gate: {self.config.backend}",
+                pinned=self.config.model_id,
+                served=served,
+                consequence=f"verdicts are filed under {served!r} with its threshold",
+            )
         return served
 
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
@@ -424,27 +430,6 @@ class Gate:
             self.budget.max_in_flight,
             tally.wall_ms,
         )
-
-
-_mismatches_warned: set[tuple[str, str, str]] = set()
-
-
-def mismatch_warnings_forget() -> None:
-    """Forget which served-vs-pinned mismatches this process has warned about (each is warned once per process)."""
-    _mismatches_warned.clear()
-
-
-def _warn_mismatch_once(backend: str, pinned: str, served: str) -> None:
-    if (backend, pinned, served) in _mismatches_warned:
-        return
-    _mismatches_warned.add((backend, pinned, served))
-    logger.warning(
-        "gate: %s was asked for %r and served %r; verdicts are filed under %r with its threshold",
-        backend,
-        pinned,
-        served,
-        served,
-    )
 
 
 def _breaker_for(config: conf.GateConfig) -> Breaker | None:

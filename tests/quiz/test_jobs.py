@@ -7,14 +7,13 @@ import time
 import pytest
 from django.urls import reverse
 
-from quiz import writer as writer_module
 from quiz.exceptions import QuizError
 from quiz.jobs import generation_cancel, generation_job_create, generation_run
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Provenance
 from quiz.selectors import generation_round_questions, generation_snapshot
 from tests.fakes.writer_server import Turn
 from tests.quiz.generation import WRITER_MODEL, dropping
-from verifier import gate as gate_module
+from verifier import conf as gate_conf
 from verifier.backends.base import GateFailure
 from verifier.breaker import breaker_for
 from verifier.models import Verdict
@@ -109,8 +108,7 @@ def test_the_hosts_page_says_the_checker_is_unavailable(gate_on, client, setting
 @pytest.mark.django_db(transaction=True)
 def test_each_question_records_the_model_the_server_says_wrote_it(gate_on, caplog, monkeypatch):
     # "Once per process": start from a process that has not warned yet.
-    writer_module.mismatch_warnings_forget()
-    gate_module.mismatch_warnings_forget()
+    gate_conf.model_mismatch_warnings_forget()
 
     gate_on.writer.served_model = "qwen2.5-0.5b-instruct"
     gate_on.script.served_model = "jev-1.14.0"

@@ -6,7 +6,7 @@ from asgiref.sync import async_to_sync
 from quiz.models import Question
 from tests.factories import QuestionFactory, ThresholdFactory
 from tests.verifier.helpers import item, items
-from verifier import gate as gate_module
+from verifier import conf as gate_conf
 from verifier.gate import Gate, GateDecision, gate_check
 from verifier.models import Threshold, Verdict
 from verifier.selectors import threshold_for
@@ -137,9 +137,9 @@ def _run_round(count: int = 2) -> list[GateDecision]:
 @pytest.fixture
 def fresh_mismatch_log():
     # "Once per process": a test that looks for the warning needs a process that has not logged it yet.
-    gate_module.mismatch_warnings_forget()
+    gate_conf.model_mismatch_warnings_forget()
     yield
-    gate_module.mismatch_warnings_forget()
+    gate_conf.model_mismatch_warnings_forget()
 
 
 @pytest.mark.django_db(transaction=True)
