@@ -1,3 +1,4 @@
+import functools
 from urllib.parse import urlencode
 
 import segno
@@ -122,6 +123,31 @@ def qr_svg(url: str, *, title: str) -> str:
     return segno.make(url, error="m").svg_inline(dark="#111", light="#fff", title=title, omitsize=True)
 
 
+def _host_only(*, missing_page: bool = False):
+    """A view of one room for its host only: the room is found under the code-guess limit (429 past it), a
+    missing one is a 404 (the "no such game" page with `missing_page`), and a browser without the host's role
+    gets the readable 403. The view is called with the room."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, code: str) -> HttpResponse:
+            try:
+                room = _room_guess(request, code)
+            except ratelimit.RateLimited as error:
+                return _too_many(error)
+            except RoomNotFound:
+                if missing_page:
+                    return render(request, "lobby/room_missing.html", {"code": code}, status=404)
+                raise Http404 from None
+            if not _is_host(request, room):
+                return _not_the_host(request, room)
+            return view(request, room)
+
+        return wrapped
+
+    return decorate
+
+
 @require_GET
 def host(request: HttpRequest, code: str) -> HttpResponse:
     try:
@@ -149,16 +175,9 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
 
 
 @require_GET
-def cohost(request: HttpRequest, code: str) -> HttpResponse:
+@_host_only(missing_page=True)
+def cohost(request: HttpRequest, room: Room) -> HttpResponse:
     """The co-host link and its QR code, for the host's eyes: a page of its own, off the projected screen."""
-    try:
-        room = _room_guess(request, code)
-    except ratelimit.RateLimited as error:
-        return _too_many(error)
-    except RoomNotFound:
-        return render(request, "lobby/room_missing.html", {"code": code}, status=404)
-    if not _is_host(request, room):
-        return _not_the_host(request, room)
     link = shareable_url(request, reverse("lobby:host", kwargs={"code": room.code}))
     link += "?" + urlencode({"key": services.cohost_link_key(room=room)})
     context = {"room": room, "cohost_url": link, "qr_svg": qr_svg(link, title=f"Co-host {room.code}")}
@@ -168,15 +187,8 @@ def cohost(request: HttpRequest, code: str) -> HttpResponse:
 
 
 @require_POST
-def cohost_replace(request: HttpRequest, code: str) -> HttpResponse:
-    try:
-        room = _room_guess(request, code)
-    except ratelimit.RateLimited as error:
-        return _too_many(error)
-    except RoomNotFound:
-        raise Http404 from None
-    if not _is_host(request, room):
-        return _not_the_host(request, room)
+@_host_only()
+def cohost_replace(request: HttpRequest, room: Room) -> HttpResponse:
     token = services.cohost_link_replace(room_id=room.pk, token=_host_token(request, room.code))
     _keep_host_token(request, room.code, token)
     messages.success(request, "A new co-host link: the old one no longer works.")
@@ -184,15 +196,8 @@ def cohost_replace(request: HttpRequest, code: str) -> HttpResponse:
 
 
 @require_GET
-def results(request: HttpRequest, code: str) -> HttpResponse:
-    try:
-        room = _room_guess(request, code)
-    except ratelimit.RateLimited as error:
-        return _too_many(error)
-    except RoomNotFound:
-        raise Http404 from None
-    if not _is_host(request, room):
-        return _not_the_host(request, room)
+@_host_only()
+def results(request: HttpRequest, room: Room) -> HttpResponse:
     response = HttpResponse(results_csv(room=room), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}.csv"'
     return response
