@@ -1,21 +1,22 @@
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
 class Provenance(models.TextChoices):
-    PACK = "pack", "Sample pack"
-    HOST = "host", "Host's own"
-    MODEL = "model", "Written by a model"
+    PACK = "pack", _("Sample pack")
+    HOST = "host", _("Host's own")
+    MODEL = "model", _("Written by a model")
 
 
 class CheckStatus(models.TextChoices):
     # How the questions of a round were checked; shown on the host's page.
-    HAND_CHECKED = "hand_checked", "Hand-checked sample pack"
-    UNCHECKED = "unchecked", "Not checked"
-    CHECKED = "checked", "Checked by the gate"
-    PARTLY_UNVERIFIED = "partly_unverified", "Checked, some questions could not be verified"
-    UNVERIFIED = "unverified", "Could not be verified"
+    HAND_CHECKED = "hand_checked", _("Hand-checked sample pack")
+    UNCHECKED = "unchecked", _("Not checked")
+    CHECKED = "checked", _("Checked by the gate")
+    PARTLY_UNVERIFIED = "partly_unverified", _("Checked, some questions could not be verified")
+    UNVERIFIED = "unverified", _("Could not be verified")
 
 
 class Pack(models.Model):
@@ -91,11 +92,11 @@ class RoundQuestion(models.Model):
 
 
 class GenerationStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Writing"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Writing")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class GenerationJob(models.Model):
