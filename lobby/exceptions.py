@@ -7,7 +7,8 @@ class GameError(Exception):
     code = "game_error"
 
     def __init__(self, message: str | None = None):
-        super().__init__(message or self.default_message)
+        # Rendered now, in the language of whoever is being answered (the request's or the socket's).
+        super().__init__(str(message or self.default_message))
 
     default_message = _("That did not work.")
 
