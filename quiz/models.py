@@ -23,6 +23,8 @@ class Pack(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=100)
     description = models.CharField(max_length=300, blank=True)
+    # The language its questions are written in (one of settings.LANGUAGES).
+    language = models.CharField(max_length=10, default="en")
 
     class Meta:
         ordering = ["title"]
@@ -66,6 +68,9 @@ class Round(models.Model):
     provenance = models.CharField(max_length=10, choices=Provenance.choices)
     check_status = models.CharField(max_length=20, choices=CheckStatus.choices, default=CheckStatus.UNCHECKED)
     pack = models.ForeignKey(Pack, null=True, blank=True, on_delete=models.SET_NULL, related_name="rounds")
+    # The language its questions are in: the pack's, the one the writer was asked for, or the host's page's. The
+    # gate is told it.
+    language = models.CharField(max_length=10, default="en")
     # The browser session that made a host round; only it may edit or export it.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     questions = models.ManyToManyField(Question, through="RoundQuestion", related_name="rounds")
