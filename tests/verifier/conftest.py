@@ -27,3 +27,14 @@ def llm(settings, model_server: ModelServer) -> ModelServer:
     settings.VERIFIER_TIMEOUT = TEST_TIMEOUT
     settings.VERIFIER_CONCURRENCY = 4
     return model_server
+
+
+@pytest.fixture
+def judge(settings, model_server: ModelServer) -> ModelServer:
+    settings.VERIFIER_BACKEND = "judge"
+    settings.VERIFIER_BASE_URL = f"{model_server.url}/v1"
+    settings.VERIFIER_API_KEY = "test-key"
+    settings.VERIFIER_MODEL = "judge-7b-2025-03"
+    settings.VERIFIER_TIMEOUT = TEST_TIMEOUT
+    settings.VERIFIER_CONCURRENCY = 4
+    return model_server
