@@ -238,3 +238,11 @@ def test_report_object_reads_fences_prose_and_refuses_lists():
     assert report_object('Here {is} the report: {"a": {"b": 2}} done.') == {"a": {"b": 2}}
     assert report_object("[1, 2]") is None
     assert report_object('{"a": 1') is None
+
+
+def test_judge_is_a_known_backend_and_its_model_must_be_pinned(judge, settings):
+    from verifier.checks import verifier_settings_check
+
+    assert [problem.id for problem in verifier_settings_check()] == []
+    settings.VERIFIER_MODEL = "judge-latest"
+    assert [problem.id for problem in verifier_settings_check()] == ["verifier.E002"]
