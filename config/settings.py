@@ -290,7 +290,7 @@ QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSI
 QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
 QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
-# The gate (verifier/): off | systemone | llm. Each default is declared here only; verifier/conf.py reads these.
+# The gate (verifier/): off | systemone | llm | judge. Each default is declared here only; verifier/conf.py reads these.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
 VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
 VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
@@ -301,6 +301,10 @@ VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
 VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
 VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
+# `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).
+VERIFIER_YES_NO_FLOOR = env.float("VERIFIER_YES_NO_FLOOR", default=0.5)
+# `judge`: the completion limit of one report; a reasoning model's thinking counts against it.
+VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=4096)
 # Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
 VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
