@@ -31,6 +31,7 @@ from quiz.writer_messages import (
     RoundFacts,
     failed_message,
     full_message,
+    seconds_text,
     short_message,
     ungated_message,
 )
@@ -275,9 +276,8 @@ class RoundWriter:
                 facts.written,
                 ask,
             )
-            self._problem(
-                f"attempt {facts.number}: cut off after {facts.seconds:g} s, {facts.written} of {ask} written"
-            )
+            cut = seconds_text(facts.seconds)
+            self._problem(f"attempt {facts.number}: cut off after {cut} s, {facts.written} of {ask} written")
         if not taken and not self.cancelled and extractor.text:
             # The streaming reader found no array of objects; read the whole reply defensively instead.
             for raw in parse_reply(extractor.text):

@@ -53,7 +53,7 @@ class RoundFacts:
     unchecked_reasons: list[str] = field(default_factory=list)
 
 
-def _seconds(value: float) -> str:
+def seconds_text(value: float) -> str:
     """Seconds as a host reads them: whole from 10 on, else to a tenth ("2.9", "1", "60")."""
     if value >= 10:
         return f"{value:.0f}"
@@ -66,9 +66,9 @@ def _too_slow(facts: RoundFacts) -> list[str]:
         return []
     written = sum(attempt.written for attempt in slow)
     asked = sum(attempt.asked for attempt in slow)
-    values = {"seconds": _seconds(slow[0].seconds), "written": written, "asked": asked}
+    values = {"seconds": seconds_text(slow[0].seconds), "written": written, "asked": asked}
     if len(slow) > 1:
-        values["seconds"] = _seconds(sum(attempt.seconds for attempt in slow))
+        values["seconds"] = seconds_text(sum(attempt.seconds for attempt in slow))
         return [
             ngettext(
                 "The model was too slow: %(attempts)d attempt was cut off after %(seconds)s s in all, with "
@@ -105,7 +105,7 @@ def _budget(facts: RoundFacts) -> list[str]:
         "The round's time limit of %(seconds)s s was used up after %(attempts)d attempts.",
         attempts,
     )
-    return [text % {"seconds": _seconds(facts.job_budget), "attempts": attempts}]
+    return [text % {"seconds": seconds_text(facts.job_budget), "attempts": attempts}]
 
 
 def _invalid(facts: RoundFacts) -> list[str]:
