@@ -268,7 +268,11 @@ QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 # A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
+# Seconds one attempt may take (connecting, retries and the whole streamed reply); a slower one is cut there, its
+# complete questions kept, and the next attempt runs while the job budget lasts: the seconds all attempts of one
+# round may take together (the checker's last call budget comes on top). Keep it under CELERY_VISIBILITY_TIMEOUT.
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
+QUIZ_WRITER_JOB_BUDGET = env.float("QUIZ_WRITER_JOB_BUDGET", default=180.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 # One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
 # QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.
