@@ -3,6 +3,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/", include("accounts.urls")),
     path("rounds/", include("quiz.urls")),
     path("", include("lobby.urls")),
 ]
