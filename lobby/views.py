@@ -216,7 +216,7 @@ def game_results(request: HttpRequest, room: Room) -> HttpResponse:
 
 def _downloads(room: Room) -> dict:
     """The files a game's results page links to. The one place to add another (the room's audit trail)."""
-    return {"downloads": [{"label": "Results (CSV)", "url": reverse("lobby:results", kwargs={"code": room.code})}]}
+    return {"downloads": [{"label": "results (CSV)", "url": reverse("lobby:results", kwargs={"code": room.code})}]}
 
 
 @require_GET
