@@ -54,6 +54,9 @@ def sign_up(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/sign_up.html", {"form": form, "next": _next_url(request)})
 
 
+TOO_MANY_WRONG_PASSWORDS = "Too many wrong passwords from your network. Wait a few minutes and try again."
+
+
 class SignInView(auth_views.LoginView):
     template_name = "accounts/sign_in.html"
     authentication_form = SignInForm
@@ -61,10 +64,10 @@ class SignInView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if services.sign_in_blocked(ip=client_ip_from_request(request)):
-            form = self.get_form()
-            form.errors.clear()
-            form.add_error(None, "Too many wrong passwords from your network. Wait a few minutes and try again.")
-            response = self.render_to_response(self.get_context_data(form=form))
+            # Refused before the password is looked at: an unbound form, and the reason.
+            form = self.get_form_class()(request, initial={"username": request.POST.get("username", "")[:150]})
+            context = self.get_context_data(form=form, refused=TOO_MANY_WRONG_PASSWORDS)
+            response = self.render_to_response(context)
             response.status_code = 429
             response["Retry-After"] = "60"
             return response
