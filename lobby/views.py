@@ -40,18 +40,18 @@ def _is_host(request: HttpRequest, room: Room) -> bool:
     """Does this browser hold a host token for the room that still counts (a co-host's may have been replaced)?
     The browser of the host who owns the room (signed in to their account) gets the creator's token here."""
     token = _host_token(request, room.code)
-    if token is None:
+    if token is not None:
         try:
-            token = services.host_token_for_owner(room=room, owner_key=session_owner_key(request.session))
+            services.host_resume(token=token, code=room.code)
         except BadToken:
-            return False
-        _keep_host_token(request, room.code, token)
-        return True
+            _keep_host_token(request, room.code, None)
+        else:
+            return True
     try:
-        services.host_resume(token=token, code=room.code)
+        token = services.host_token_for_owner(room=room, owner_key=session_owner_key(request.session))
     except BadToken:
-        _keep_host_token(request, room.code, None)
         return False
+    _keep_host_token(request, room.code, token)
     return True
 
 

@@ -9,6 +9,7 @@ from django.test import Client
 from accounts.models import HostAccount
 from accounts.services import account_take_browser
 from lobby.models import Room
+from lobby.services import cohost_link_key
 from quiz.models import GenerationJob, Round
 from tests.factories import GenerationJobFactory, HostUserFactory, PlayerFactory, RoomFactory, RoundFactory
 
@@ -206,3 +207,19 @@ def test_a_browsers_generation_jobs_move_with_its_rounds():
     RoundFactory(owner_key="anonymous-browser")
     taken = account_take_browser(user=olek, browser_key="anonymous-browser", host_tokens={})
     assert taken.rounds == 1 and GenerationJob.objects.get().owner_key == taken.owner_key
+
+
+def test_the_owner_hosts_even_where_a_replaced_co_host_link_had_let_the_browser_in():
+    laptop = Client()
+    _sign_up(laptop, "mara")
+    room = RoomFactory(owner_key=laptop.session["owner_key"])
+    tablet = Client()
+    tablet.get(f"/host/{room.code}/?key={cohost_link_key(room=room)}")  # in by the co-host link, then signed in
+    _sign_in(tablet, "mara")
+    Room.objects.filter(pk=room.pk).update(cohost_generation=1)  # the link replaced
+    assert tablet.get(f"/host/{room.code}/").status_code == 200
+    stranger = Client()
+    stranger.get(f"/host/{room.code}/?key={cohost_link_key(room=Room.objects.get(pk=room.pk))}")
+    assert stranger.get(f"/host/{room.code}/results/").status_code == 200  # a co-host is a host
+    Room.objects.filter(pk=room.pk).update(cohost_generation=2)
+    assert stranger.get(f"/host/{room.code}/results/").status_code == 403  # a co-host's replaced link: out
