@@ -36,6 +36,7 @@ RUN_ENV := DJANGO_DEBUG=0 QUIZ_LOCAL_NETWORK=1 DJANGO_SECRET_KEY_FILE=.local-sec
 run: install .local-secret
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py load_packs
+	$(RUN_ENV) $(PY) manage.py compile_translations
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v 0
 	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
@@ -45,6 +46,7 @@ serve: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" -a -n "$$DJANGO_SECRET_KEY" || { echo "set DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY"; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_packs
+	$(PY) manage.py compile_translations
 	$(PY) manage.py collectstatic --noinput -v 0
 	trap 'kill 0' INT TERM EXIT; \
 	$(PY) -m celery -A config worker --loglevel INFO --concurrency $${CELERY_CONCURRENCY:-2} & \

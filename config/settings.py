@@ -69,6 +69,8 @@ MIDDLEWARE = [
     "config.csp.QuizgateCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language: the choice made with the language switch (a cookie), else the browser's.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -90,6 +92,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
             ],
         },
     },
@@ -178,7 +181,13 @@ LOGIN_URL = "accounts:sign_in"
 LOGIN_REDIRECT_URL = "lobby:past_games"
 LOGOUT_REDIRECT_URL = "lobby:home"
 
-LANGUAGE_CODE = "en-us"
+# Languages of the pages, the players' phones and the writer's default. The catalogues are locale/<code>/LC_MESSAGES
+# (djangojs too, for static/js); `manage.py compile_translations` builds the .mo files (make run and make test do).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -9,6 +9,14 @@ from tests.support import communicator
 from tests.support.communicator import server_lifespan
 
 
+@pytest.fixture(scope="session", autouse=True)
+def translations_compiled():
+    """The .mo catalogues are build outputs (not committed): build them as `make run` does."""
+    from quiz.management.commands.compile_translations import compile_catalogues
+
+    compile_catalogues()
+
+
 @pytest.fixture
 def make_round():
     """A host round of `questions` (tests/factories.py SAMPLE by default)."""
