@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.page_checks import check_page
+from tests.browser.test_axe import AxeAudit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,6 +63,7 @@ def _play_a_game(browser, host, live_url: str, tmp_path) -> str:
 
 
 def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(live_url, browser, tmp_path):
+    audit = AxeAudit()
     laptop = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     code = _play_a_game(browser, laptop, live_url, tmp_path)
     # The results page is one click from the podium; the host signs up from the header.
@@ -73,6 +75,7 @@ def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(l
     laptop.get_by_label("Password", exact=True).fill(PASSWORD)
     laptop.get_by_label("Password confirmation").fill(PASSWORD)
     check_page(laptop, "accounts-sign-up", scrolls=True)
+    audit.check(laptop, "sign-up")
     laptop.get_by_role("button", name="Sign up").click()
     expect(laptop.get_by_role("status")).to_contain_text("1 round and 1 game are now in your account")
     laptop.context.close()
@@ -91,6 +94,7 @@ def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(l
     expect(games.first).to_contain_text("2 players")
     expect(games.first).to_contain_text("finished")
     check_page(classroom, "accounts-past-games", scrolls=True)
+    audit.check(classroom, "past-games")
     classroom.get_by_role("link", name="My questions").click()
     expect(classroom.get_by_role("heading", name="Staff room quiz")).to_be_visible()
 
@@ -111,6 +115,7 @@ def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(l
     expect(first.locator(".report-note")).to_contain_text("Reported by Bo: “36 is right, surely”")
     expect(second.locator(".distribution li.correct .count")).to_have_text("2")
     check_page(classroom, "accounts-results", scrolls=True)
+    audit.check(classroom, "results")
     with classroom.expect_download() as download:
         classroom.get_by_role("link", name="Download results (CSV)").click()
     lines = download.value.path().read_text(encoding="utf-8").splitlines()
@@ -127,3 +132,4 @@ def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(l
     response = other.goto(f"{live_url}/host/{code}/results/")
     assert response.status == 403
     expect(other.get_by_role("heading", name=f"This browser is not hosting game {code}")).to_be_visible()
+    audit.assert_clean()
