@@ -223,3 +223,20 @@ def test_the_owner_hosts_even_where_a_replaced_co_host_link_had_let_the_browser_
     assert stranger.get(f"/host/{room.code}/results/").status_code == 200  # a co-host is a host
     Room.objects.filter(pk=room.pk).update(cohost_generation=2)
     assert stranger.get(f"/host/{room.code}/results/").status_code == 403  # a co-host's replaced link: out
+
+
+def test_signing_up_or_in_goes_back_where_the_host_was_but_never_off_the_site():
+    browser = Client()
+    response = browser.post(
+        "/accounts/sign-up/?next=/rounds/",
+        {"username": "mara", "password1": PASSWORD, "password2": PASSWORD, "next": "/rounds/"},
+    )
+    assert response["Location"] == "/rounds/"
+    other = Client()
+    response = other.post(
+        "/accounts/sign-up/",
+        {"username": "olek", "password1": PASSWORD, "password2": PASSWORD, "next": "https://evil.example/"},
+    )
+    assert response["Location"] == "/games/"
+    response = Client().post("/accounts/sign-in/", {"username": "mara", "password": PASSWORD, "next": "//evil.example"})
+    assert response["Location"] == "/games/"
