@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "verifier",
     "review",
     "lobby",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -175,6 +176,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Hosts may sign in (accounts/) to keep their rounds and games; players never do.
+LOGIN_URL = "accounts:sign_in"
+LOGIN_REDIRECT_URL = "lobby:past_games"
+LOGOUT_REDIRECT_URL = "lobby:home"
+
 # Languages of the pages, the players' phones and the writer's default. The catalogues are locale/<code>/LC_MESSAGES
 # (djangojs too, for static/js); `manage.py compile_translations` builds the .mo files (make run and make test do).
 LANGUAGE_CODE = "en"
@@ -253,6 +259,8 @@ WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
 # A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
 RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
+# Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
+RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)
 # Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
