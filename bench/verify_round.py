@@ -74,7 +74,7 @@ def hang_rows(server: ModelServer, *, count: int, timeout: float) -> None:
         f"{settings.VERIFIER_BREAKER_FAILURES} failures"
     )
     print(f"{'backend':<10} {'round':<13} {'questions':>9} {'calls':>6} {'wall ms':>8} {'wall/T':>7}  reasons")
-    for backend, base_url in (("systemone", server.url), ("llm", f"{server.url}/v1")):
+    for backend, base_url in (("systemone", server.url), ("llm", f"{server.url}/v1"), ("judge", f"{server.url}/v1")):
         settings.VERIFIER_BACKEND = backend
         settings.VERIFIER_BASE_URL = base_url
         config = gate_config()
@@ -115,7 +115,11 @@ def main() -> None:
     print(f"latency L={args.latency * 1000:.0f} ms per call, concurrency {args.concurrency}, best of {args.repeat}")
     print(f"{'backend':<10} {'questions':>9} {'calls':>6} {'in flight':>9} {'wall ms':>8} {'bound ms':>8} {'ratio':>6}")
     try:
-        for backend, base_url in (("systemone", server.url), ("llm", f"{server.url}/v1")):
+        for backend, base_url in (
+            ("systemone", server.url),
+            ("llm", f"{server.url}/v1"),
+            ("judge", f"{server.url}/v1"),
+        ):
             settings.VERIFIER_BACKEND = backend
             settings.VERIFIER_BASE_URL = base_url
             for count in (args.candidates, 12):

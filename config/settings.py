@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "verifier",
     "review",
     "lobby",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -175,6 +176,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Hosts may sign in (accounts/) to keep their rounds and games; players never do.
+LOGIN_URL = "accounts:sign_in"
+LOGIN_REDIRECT_URL = "lobby:past_games"
+LOGOUT_REDIRECT_URL = "lobby:home"
+
 # Languages of the pages, the players' phones and the writer's default. The catalogues are locale/<code>/LC_MESSAGES
 # (djangojs too, for static/js); `manage.py compile_translations` builds the .mo files (make run and make test do).
 LANGUAGE_CODE = "en"
@@ -253,6 +259,8 @@ WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
 # A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
 RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
+# Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
+RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)
 # Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
@@ -268,7 +276,11 @@ QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 # A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
+# Seconds one attempt may take (connecting, retries and the whole streamed reply); a slower one is cut there, its
+# complete questions kept, and the next attempt runs while the job budget lasts: the seconds all attempts of one
+# round may take together (the checker's last call budget comes on top). Keep it under CELERY_VISIBILITY_TIMEOUT.
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
+QUIZ_WRITER_JOB_BUDGET = env.float("QUIZ_WRITER_JOB_BUDGET", default=180.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 # One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
 # QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.
@@ -290,7 +302,7 @@ QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSI
 QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
 QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
 
-# The gate (verifier/): off | systemone | llm. Each default is declared here only; verifier/conf.py reads these.
+# The gate (verifier/): off | systemone | llm | judge. Each default is declared here only; verifier/conf.py reads these.
 VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
 VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
 VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
@@ -301,6 +313,10 @@ VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
 VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
 VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
+# `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).
+VERIFIER_YES_NO_FLOOR = env.float("VERIFIER_YES_NO_FLOOR", default=0.5)
+# `judge`: the completion limit of one report; a reasoning model's thinking counts against it.
+VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=4096)
 # Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
 VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)

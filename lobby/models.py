@@ -22,6 +22,9 @@ class Room(models.Model):
     option_seed = models.CharField(max_length=64, blank=True, default="")
     # The co-host link of this generation is the live one; replacing the link bumps it (lobby.tokens.HostGrant).
     cohost_generation = models.PositiveIntegerField(default=0)
+    # The owner key (core/owner_keys.py) of the browser or account that created the room: its past games and
+    # results page. Empty for rooms from before accounts: only their host tokens reach them.
+    owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -59,9 +59,12 @@ class CreatedRoom:
     host_token: str
 
 
-def room_create(*, round_id: int, timer_seconds: int, option_seed: str | None = None) -> CreatedRoom:
+def room_create(
+    *, round_id: int, timer_seconds: int, option_seed: str | None = None, owner_key: str = ""
+) -> CreatedRoom:
     """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
-    given ("" keeps the round's order, as rooms from before shuffling do)."""
+    given ("" keeps the round's order, as rooms from before shuffling do). `owner_key` files it among that
+    host's past games."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
@@ -80,6 +83,7 @@ def room_create(*, round_id: int, timer_seconds: int, option_seed: str | None = 
                     timer_seconds=timer_seconds,
                     question_count=count,
                     option_seed=option_seed,
+                    owner_key=owner_key,
                 )
             break
         except IntegrityError:
@@ -104,6 +108,29 @@ def host_resume(*, token: object, code: str) -> Room:
     if grant.cohost_generation is not None and grant.cohost_generation != room.cohost_generation:
         raise BadToken(_("The host replaced the co-host link: ask them for the new one."))
     return room
+
+
+def host_token_for_owner(*, room: Room, owner_key: str) -> str:
+    """The creator's host token for the browser of the host who owns the room (signed in elsewhere)."""
+    if not owner_key or room.owner_key != owner_key:
+        raise BadToken("Only the host of this game can do that.")
+    return host_token(room_code=room.code)
+
+
+def rooms_move(*, from_key: str, to_key: str, host_tokens: dict[str, str] | None = None) -> int:
+    """A browser's games are filed under another owner key (a host who signs up or in): the rooms made under
+    `from_key`, and rooms from before owner keys that this browser created (its creator host tokens)."""
+    if not to_key or from_key == to_key:
+        return 0
+    codes = []
+    for token in (host_tokens or {}).values():
+        grant = read_host_token(token)
+        if grant is not None and grant.cohost_generation is None:
+            codes.append(grant.room_code)
+    moved = Room.objects.filter(code__in=codes, owner_key="").update(owner_key=to_key)
+    if from_key:
+        moved += Room.objects.filter(owner_key=from_key).update(owner_key=to_key)
+    return moved
 
 
 def cohost_link_key(*, room: Room) -> str:

@@ -9,6 +9,8 @@ PLAYER_SALT = "quizgate.player"
 HOST_SALT = "quizgate.host"
 COHOST_SALT = "quizgate.cohost"
 MAX_TOKEN_LENGTH = 300
+# Where a browser keeps its host tokens: the session, room code -> token.
+HOST_TOKENS = "host_tokens"
 
 
 @dataclass(frozen=True)

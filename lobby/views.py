@@ -9,17 +9,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.lan import shareable_url
+from core.owner_keys import session_owner_key
 from lobby import ratelimit, services
+from lobby import results as results_selectors
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
 from lobby.models import Room
 from lobby.selectors import results_csv
+from lobby.tokens import HOST_TOKENS
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
 from quiz.selectors import host_round_list, pack_list
 from quiz.services import round_create_from_pack
-
-HOST_TOKENS = "host_tokens"
 
 
 def _host_token(request: HttpRequest, code: str) -> str | None:
@@ -36,15 +37,21 @@ def _keep_host_token(request: HttpRequest, code: str, token: str | None) -> None
 
 
 def _is_host(request: HttpRequest, room: Room) -> bool:
-    """Does this browser hold a host token for the room that still counts (a co-host's may have been replaced)?"""
+    """Does this browser hold a host token for the room that still counts (a co-host's may have been replaced)?
+    The browser of the host who owns the room (signed in to their account) gets the creator's token here."""
     token = _host_token(request, room.code)
-    if token is None:
-        return False
+    if token is not None:
+        try:
+            services.host_resume(token=token, code=room.code)
+        except BadToken:
+            _keep_host_token(request, room.code, None)
+        else:
+            return True
     try:
-        services.host_resume(token=token, code=room.code)
+        token = services.host_token_for_owner(room=room, owner_key=session_owner_key(request.session))
     except BadToken:
-        _keep_host_token(request, room.code, None)
         return False
+    _keep_host_token(request, room.code, token)
     return True
 
 
@@ -72,8 +79,12 @@ def home(request: HttpRequest) -> HttpResponse:
             if kind == "pack":
                 round_ = round_create_from_pack(pack=Pack.objects.get(pk=object_id))
             else:
-                round_ = Round.objects.get(pk=object_id, owner_key=request.session.get("owner_key") or "-")
-            created = services.room_create(round_id=round_.pk, timer_seconds=form.cleaned_data["timer_seconds"])
+                round_ = Round.objects.get(pk=object_id, owner_key=session_owner_key(request.session) or "-")
+            created = services.room_create(
+                round_id=round_.pk,
+                timer_seconds=form.cleaned_data["timer_seconds"],
+                owner_key=session_owner_key(request.session, create=True),
+            )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", "That pack or round no longer exists.")
         except (QuizError, GameError) as error:
@@ -84,7 +95,7 @@ def home(request: HttpRequest) -> HttpResponse:
     choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
     choices += [
         {"value": f"round:{r.pk}", "title": r.title, "note": f"your questions, {r.get_check_status_display().lower()}"}
-        for r in host_round_list(owner_key=request.session.get("owner_key", ""))
+        for r in host_round_list(owner_key=session_owner_key(request.session))
     ]
     wanted = request.GET.get("round", "")
     selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
@@ -193,6 +204,28 @@ def cohost_replace(request: HttpRequest, room: Room) -> HttpResponse:
     _keep_host_token(request, room.code, token)
     messages.success(request, "A new co-host link: the old one no longer works.")
     return redirect("lobby:cohost", code=room.code)
+
+
+@require_GET
+@_host_only(missing_page=True)
+def game_results(request: HttpRequest, room: Room) -> HttpResponse:
+    """The game as its host reads it afterwards: standings, each question's answers, flags and reports."""
+    context = {"results": results_selectors.game_results(room=room), **_downloads(room)}
+    return render(request, "lobby/game_results.html", context)
+
+
+def _downloads(room: Room) -> dict:
+    """The files a game's results page links to. The one place to add another (the room's audit trail)."""
+    return {"downloads": [{"label": "results (CSV)", "url": reverse("lobby:results", kwargs={"code": room.code})}]}
+
+
+@require_GET
+def past_games(request: HttpRequest) -> HttpResponse:
+    """An account's games (signed in), or this browser's, newest first."""
+    games = results_selectors.past_games(
+        owner_key=session_owner_key(request.session), host_tokens=request.session.get(HOST_TOKENS, {})
+    )
+    return render(request, "lobby/past_games.html", {"games": games})
 
 
 @require_GET

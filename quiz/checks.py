@@ -1,4 +1,5 @@
-"""Start-up checks: a writer model id must be pinned to one version; the generation runner must exist."""
+"""Start-up checks: a writer model id must be pinned to one version; the generation runner must exist; the
+writer's deadlines must be positive."""
 
 from typing import Any
 
@@ -45,3 +46,22 @@ def check_generation_runner(app_configs: Any = None, **kwargs: Any) -> list[chec
         problem = f"QUIZ_GENERATION_RUNNER={path!r} is not a function."
     hint = "Unset it, or name quiz.runner.generation_start_on_celery or quiz.runner.generation_start_in_process."
     return [checks.Error(problem, hint=hint, id="quiz.E002")]
+
+
+@checks.register()
+def check_writer_deadlines(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    # Zero or less would fail every round at its first request, with a "too slow" no model deserved.
+    wrong = [
+        f"{name}={getattr(settings, name)!r}"
+        for name in ("QUIZ_WRITER_TIMEOUT", "QUIZ_WRITER_JOB_BUDGET")
+        if not float(getattr(settings, name)) > 0
+    ]
+    if not wrong:
+        return []
+    return [
+        checks.Error(
+            f"{' and '.join(wrong)}: the writer's deadlines must be positive seconds.",
+            hint="QUIZ_WRITER_TIMEOUT is one attempt's deadline, QUIZ_WRITER_JOB_BUDGET all attempts' together.",
+            id="quiz.E003",
+        )
+    ]

@@ -53,7 +53,9 @@ class WriterConfig:
     api_key: str
     model: str
     max_attempts: int
+    # Seconds each attempt may take (QUIZ_WRITER_TIMEOUT), and all attempts together (QUIZ_WRITER_JOB_BUDGET).
     timeout: float
+    job_budget: float
     max_tokens: int
     max_reply_bytes: int
 
@@ -65,6 +67,7 @@ def writer_config() -> WriterConfig:
         model=writer_model(),
         max_attempts=max(1, int(setting("QUIZ_MAX_ATTEMPTS"))),
         timeout=float(setting("QUIZ_WRITER_TIMEOUT")),
+        job_budget=float(setting("QUIZ_WRITER_JOB_BUDGET")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
         max_reply_bytes=int(setting("QUIZ_WRITER_MAX_REPLY_BYTES")),
     )

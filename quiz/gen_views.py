@@ -1,13 +1,12 @@
 """Pages for model-written rounds: the request form, then live progress and the finished round."""
 
-import secrets
-
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_ip import client_ip_from_request, client_network
+from core.owner_keys import session_owner_key
 from quiz import conf
 from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.gen_limits import GenerationLimited
@@ -19,16 +18,10 @@ from quiz.selectors import generation_round_questions, generation_snapshot
 from quiz.tokens import generation_token
 from quiz.uploads import generation_source_from_upload
 
-OWNER_KEY = "owner_key"
-
 
 def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
     # The same key the host's own rounds use, so a generated round shows up there and on the home page.
-    key = request.session.get(OWNER_KEY, "")
-    if not key and create:
-        key = secrets.token_urlsafe(24)
-        request.session[OWNER_KEY] = key
-    return key
+    return session_owner_key(request.session, create=create)
 
 
 def _client_network(request: HttpRequest) -> str:

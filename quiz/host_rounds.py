@@ -4,7 +4,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from quiz.exceptions import QuizError, RoundNotFound
-from quiz.models import CheckStatus, Provenance, Question, Round, RoundQuestion
+from quiz.models import CheckStatus, GenerationJob, Provenance, Question, Round, RoundQuestion
 from quiz.selectors import round_question_facts_forget
 from quiz.services import question_create, round_create_for_host
 from quiz.validation import QuestionData
@@ -70,3 +70,13 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
         round_question_facts_forget(round_id=round_.pk)
     round_.save(update_fields=update_fields)
     return round_
+
+
+def host_rounds_move(*, from_key: str, to_key: str) -> int:
+    """Everything a browser made (its rounds and generation jobs) is filed under another owner key (a host who
+    signs up or in takes this browser's rounds into their account). Returns the number of rounds moved."""
+    if not from_key or not to_key or from_key == to_key:
+        return 0
+    with transaction.atomic():
+        GenerationJob.objects.filter(owner_key=from_key).update(owner_key=to_key)
+        return Round.objects.filter(owner_key=from_key).update(owner_key=to_key)

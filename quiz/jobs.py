@@ -212,6 +212,7 @@ def _job_progress_save(*, job_id: int, progress: WriterProgress) -> bool:
         checked=progress.checked,
         dropped=progress.dropped,
         invalid=progress.invalid,
+        duplicates=progress.duplicates,
         attempt=progress.attempt,
         problems=progress.problems,
         revision=F("revision") + 1,
@@ -244,9 +245,10 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
         return
     progress = outcome.progress
     job.asked, job.written, job.checked = progress.asked, progress.written, progress.checked
-    job.dropped, job.invalid, job.attempt, job.problems = (
+    job.dropped, job.invalid, job.duplicates, job.attempt, job.problems = (
         progress.dropped,
         progress.invalid,
+        progress.duplicates,
         progress.attempt,
         progress.problems,
     )

@@ -1,17 +1,17 @@
 """The writer's connection to its model: an OpenAI-compatible server through the `openai` SDK over the guarded
-HTTP client (never decoded, capped), retried with backoff inside the job's time budget, streamed as text."""
+HTTP client (never decoded, capped), retried with backoff inside each attempt's deadline, streamed as text."""
 
 import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import openai
 
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
-from quiz.prompts import question_schema
+from quiz.prompts import STRING_LENGTH_KEYWORDS, question_schema
 from verifier.backends.replies import ReplyRefused, guarded_http_client
 
 logger = logging.getLogger(__name__)
@@ -24,15 +24,19 @@ class StreamBroken(Exception):
     """The reply stopped part-way (connection lost); what was complete before it still counts."""
 
 
-class ModelClient:
-    """One job's model connection: retries 429/5xx with backoff inside the job's time budget, falls back once
-    from a JSON schema to plain text when the server rejects it, and streams the reply's text."""
+SchemaLevel = Literal["bounded", "no_lengths", "none"]
 
-    def __init__(self, *, config: WriterConfig, grounded: bool, deadline: float, client: Any = None) -> None:
+
+class ModelClient:
+    """One job's model connection: retries 429/5xx with backoff inside the attempt's deadline, falls back from
+    the bounded JSON schema (to one without string lengths when the server names those, else to plain text)
+    when the server rejects it, and streams the reply's text. A deadline that passes is a `TimeoutError`: the
+    attempt was too slow, and the writer decides whether another one runs."""
+
+    def __init__(self, *, config: WriterConfig, grounded: bool, client: Any = None) -> None:
         self.config = config
         self.grounded = grounded
-        self.deadline = deadline
-        self.use_schema = True
+        self.schema: SchemaLevel = "bounded"
         self.tokens_param = "max_tokens"
         # The model id the server says is writing (each streamed chunk's `model`).
         self.served_model = ""
@@ -51,8 +55,9 @@ class ModelClient:
         with contextlib.suppress(Exception):
             await self._client.close()
 
-    def _remaining(self) -> float:
-        return self.deadline - asyncio.get_running_loop().time()
+    @property
+    def use_schema(self) -> bool:
+        return self.schema != "none"
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -67,17 +72,30 @@ class ModelClient:
                 "json_schema": {
                     "name": "quiz_round",
                     "strict": True,
-                    "schema": question_schema(grounded=self.grounded),
+                    "schema": question_schema(grounded=self.grounded, lengths=self.schema == "bounded"),
                 },
             }
         return request
 
-    async def _open(self, messages: list[dict[str, str]]) -> Any:
+    def _schema_refused(self, text: str) -> bool:
+        """Step down one schema level after the server refused it; False when there is none left."""
+        if self.schema == "bounded" and any(keyword in text for keyword in STRING_LENGTH_KEYWORDS):
+            logger.info("writer: the server refused string lengths in the schema (%s); asking without them", text[:200])
+            self.schema = "no_lengths"
+            return True
+        if self.schema != "none":
+            logger.info("writer: the server rejected the JSON schema (%s); asking without it", text[:200])
+            self.schema = "none"
+            return True
+        return False
+
+    async def _open(self, messages: list[dict[str, str]], deadline: float) -> Any:
+        loop = asyncio.get_running_loop()
         delay = BACKOFF_FIRST
         while True:
-            remaining = self._remaining()
+            remaining = deadline - loop.time()
             if remaining <= 0:
-                raise WriterError(f"The model did not answer within {self.config.timeout:g} seconds. Try again.")
+                raise TimeoutError("the attempt's deadline passed before the model answered")
             try:
                 async with asyncio.timeout(remaining):
                     return await self._client.chat.completions.create(**self._request(messages), timeout=remaining)
@@ -88,9 +106,7 @@ class ModelClient:
                 if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
                     self.tokens_param = "max_completion_tokens"
                     continue
-                if self.use_schema:
-                    logger.info("writer: the server rejected the JSON schema (%s); asking without it", text[:200])
-                    self.use_schema = False
+                if self._schema_refused(text):
                     continue
                 raise WriterError(f"The model server refused the request: {text[:200]}") from error
             except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
@@ -106,7 +122,10 @@ class ModelClient:
                     raise WriterError(f"The model server answered {status}: {str(error)[:200]}") from error
                 wait = min(_retry_after(error) or delay, BACKOFF_MAX)
                 logger.info("writer: %s; retrying in %.1fs", status or type(error).__name__, wait)
-                if self._remaining() <= wait:
+                if deadline - loop.time() <= wait:
+                    if isinstance(error, TimeoutError | openai.APITimeoutError):
+                        # Slow, not failing: the attempt is cut at its deadline like a slow stream.
+                        raise TimeoutError("the model did not answer before the attempt's deadline") from error
                     raise WriterError(
                         f"The model server kept failing ({status or 'no connection'}) for "
                         f"{self.config.timeout:g} seconds. Try again later."
@@ -114,8 +133,9 @@ class ModelClient:
                 await asyncio.sleep(wait)
                 delay = min(delay * 2, BACKOFF_MAX)
 
-    async def stream_text(self, messages: list[dict[str, str]]) -> AsyncIterator[str]:
-        stream = await self._open(messages)
+    async def stream_text(self, messages: list[dict[str, str]], *, deadline: float) -> AsyncIterator[str]:
+        """The reply's text; `deadline` (the event loop's clock) bounds opening it, retries included."""
+        stream = await self._open(messages, deadline)
         try:
             async for chunk in stream:
                 self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]

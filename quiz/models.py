@@ -116,12 +116,14 @@ class GenerationJob(models.Model):
     status = models.CharField(
         max_length=10, choices=GenerationStatus.choices, default=GenerationStatus.QUEUED, db_index=True
     )
-    # Progress: questions asked for (all attempts), written, checked, dropped by the gate, invalid, attempt number.
+    # Progress: questions asked for (all attempts), written, checked, dropped by the gate, invalid, repeats of an
+    # earlier question, attempt number.
     asked = models.PositiveIntegerField(default=0)
     written = models.PositiveIntegerField(default=0)
     checked = models.PositiveIntegerField(default=0)
     dropped = models.PositiveIntegerField(default=0)
     invalid = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
     attempt = models.PositiveSmallIntegerField(default=0)
     # Bumped on every stored change, so a page can ignore a snapshot older than the one it shows.
     revision = models.PositiveIntegerField(default=0)

@@ -5,6 +5,7 @@ one validation. Bounded in time and memory whatever the reply holds."""
 import itertools
 import json
 import re
+import unicodedata
 from typing import Any
 
 from quiz.exceptions import InvalidQuestion
@@ -170,5 +171,13 @@ def clean_item(raw: dict[str, Any], *, grounded: bool) -> QuestionData:
     return clean_question(item)
 
 
+# "Who is the first planet…" and "What is the first planet…" ask the same thing: a leading question word, with
+# its "is/are/was/were" (or the "'s" of "what's"), says nothing about which question it is.
+_LEADING_QUESTION_WORDS = re.compile(r"^(?:who|what|which)(?: (?:is|are|was|were|s))? ")
+
+
 def dedupe_key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+    """What two questions share when they repeat each other: case, punctuation, spacing and a leading
+    "who/what/which is/are/was" set aside (compatibility forms folded too: "ﬁ" is "fi")."""
+    words = " ".join(re.sub(r"[^\w\s]|_", " ", unicodedata.normalize("NFKC", text).casefold()).split())
+    return _LEADING_QUESTION_WORDS.sub("", words, count=1)

@@ -102,6 +102,7 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
         "checked": job.checked,
         "dropped": job.dropped,
         "invalid": job.invalid,
+        "duplicates": job.duplicates,
         "attempt": job.attempt,
         "gated": job.gated,
         "message": job.message,

@@ -1,11 +1,10 @@
-import secrets
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods
 
+from core.owner_keys import session_owner_key
 from quiz import importing
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
@@ -13,15 +12,9 @@ from quiz.host_rounds import host_round_get, host_round_questions, host_round_sa
 from quiz.models import Round
 from quiz.services import round_create_for_host
 
-OWNER_KEY = "owner_key"
-
 
 def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
-    key = request.session.get(OWNER_KEY, "")
-    if not key and create:
-        key = secrets.token_urlsafe(24)
-        request.session[OWNER_KEY] = key
-    return key
+    return session_owner_key(request.session, create=create)
 
 
 def _own_round(request: HttpRequest, round_id: int) -> Round:

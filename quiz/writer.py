@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.utils.translation import gettext
+
 from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
 from quiz.model_client import ModelClient, StreamBroken
@@ -23,14 +25,28 @@ from quiz.models import CheckStatus
 from quiz.prompts import RoundSpec, build_messages
 from quiz.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
 from quiz.validation import QuestionData
+from quiz.writer_messages import (
+    CHECKER_UNAVAILABLE_MESSAGE,
+    AttemptFacts,
+    RoundFacts,
+    failed_message,
+    full_message,
+    seconds_text,
+    short_message,
+    ungated_message,
+)
 from verifier import conf as gate_conf
-from verifier.breaker import UNAVAILABLE
-from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
+from verifier.gate import Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 50
 OVER_ASK = 1.5
+# A further attempt starts only while the job's budget holds at least this share of an attempt's deadline: a
+# sliver of time writes nothing and would only add "too slow" to the host's message.
+MIN_ATTEMPT_SHARE = 0.25
+
+__all__ = ["CHECKER_UNAVAILABLE_MESSAGE", "RoundWriter", "WriteOutcome", "WriterProgress"]
 
 Mark = Literal["passed", "unverified", "unchecked"]
 
@@ -42,6 +58,8 @@ class WriterProgress:
     checked: int = 0
     dropped: int = 0
     invalid: int = 0
+    # Items dropped as repeats of an earlier question (not counted as invalid).
+    duplicates: int = 0
     attempt: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -137,6 +155,10 @@ class RoundWriter:
         self._seen: set[str] = set()
         self._client_override = client
         self._model: ModelClient | None = None
+        # What the host's message is made of.
+        self.attempts: list[AttemptFacts] = []
+        self.invalid_reasons: list[str] = []
+        self.budget_stopped = False
 
     async def report(self) -> None:
         if self._report is None or self.cancelled:
@@ -146,6 +168,11 @@ class RoundWriter:
             if not await self._report(self.progress.copy()):
                 self.cancelled = True
 
+    @property
+    def schema_level(self) -> str:
+        """The JSON schema the server took: "bounded", "no_lengths" (string lengths refused) or "none"."""
+        return self._model.schema if self._model is not None else "bounded"
+
     def _problem(self, text: str) -> None:
         if len(self.progress.problems) < MAX_PROBLEMS:
             self.progress.problems.append(text)
@@ -153,21 +180,36 @@ class RoundWriter:
     async def run(self) -> WriteOutcome:
         loop = asyncio.get_running_loop()
         self.timeline.started = time.monotonic()
-        model = ModelClient(
-            config=self.config,
-            grounded=self.spec.grounded,
-            deadline=loop.time() + self.config.timeout,
-            client=self._client_override,
-        )
+        model = ModelClient(config=self.config, grounded=self.spec.grounded, client=self._client_override)
         self._model = model
+        # The budget runs from the first request on: the first attempt always gets its own deadline in full
+        # when the budget is at least that long.
+        job_deadline = loop.time() + self.config.job_budget
         try:
             ask = first_ask(self.spec.count, gated=self.gated)
             while not self.cancelled:
-                await self._attempt(model, ask)
+                left = job_deadline - loop.time()
+                if self.attempts and left < MIN_ATTEMPT_SHARE * self.config.timeout:
+                    self.budget_stopped = True
+                    logger.info(
+                        "writer: the job budget (%gs) is used up after %d attempts",
+                        self.config.job_budget,
+                        len(self.attempts),
+                    )
+                    break
+                seconds = min(self.config.timeout, max(0.0, left))
+                facts = AttemptFacts(
+                    number=len(self.attempts) + 1, asked=ask, seconds=seconds, by_budget=seconds < self.config.timeout
+                )
+                await self._attempt(model, facts, deadline=loop.time() + seconds)
                 survivors = self._survivors()
                 if self.cancelled or self.error or len(survivors) >= self.spec.count:
                     break
                 if self.progress.attempt >= self.config.max_attempts:
+                    break
+                if facts.by_budget and facts.timed_out:
+                    # Cut by the job's budget rather than its own deadline: nothing is left for another attempt.
+                    self.budget_stopped = True
                     break
                 ask = next_ask(self.spec.count - len(survivors), gated=self.gated)
         finally:
@@ -178,9 +220,14 @@ class RoundWriter:
     def _survivors(self) -> list[Candidate]:
         return [c for c in self.candidates if c.decision is not None and c.decision.playable]
 
-    async def _attempt(self, model: ModelClient, ask: int) -> None:
+    async def _attempt(self, model: ModelClient, facts: AttemptFacts, *, deadline: float) -> None:
+        """One request: stream the reply until `ask` items are taken, the reply ends, or `deadline` (the event
+        loop's clock) cuts it; the items complete by then are kept either way."""
+        ask = facts.asked
+        self.attempts.append(facts)
         self.progress.attempt += 1
         self.progress.asked += ask
+        written_before = self.progress.written
         await self.report()
         if self.cancelled:
             return
@@ -196,7 +243,10 @@ class RoundWriter:
         write_started = time.monotonic()
         self.gate.unseal()
         try:
-            async with asyncio.timeout_at(model.deadline), contextlib.aclosing(model.stream_text(messages)) as stream:
+            async with (
+                asyncio.timeout_at(deadline),
+                contextlib.aclosing(model.stream_text(messages, deadline=deadline)) as stream,
+            ):
                 async for text in stream:
                     for raw in extractor.feed(text):
                         taken += 1
@@ -209,7 +259,7 @@ class RoundWriter:
         except WriterError as error:
             self.error = str(error)
         except TimeoutError:
-            self.error = f"The model took longer than {self.config.timeout:g} seconds. Try again."
+            facts.timed_out = True
         except StreamBroken as broken:
             logger.warning("writer: the reply broke off after %d items: %s", taken, broken)
             self._problem(f"attempt {self.progress.attempt}: the reply broke off")
@@ -217,6 +267,17 @@ class RoundWriter:
             self.timeline.writing.append((write_started, time.monotonic()))
             # Writing is over: what the checker has not answered one call budget from now passes unverified.
             self.gate.seal()
+            facts.written = self.progress.written - written_before
+        if facts.timed_out:
+            logger.info(
+                "writer: attempt %d cut off after %gs with %d of %d written",
+                facts.number,
+                facts.seconds,
+                facts.written,
+                ask,
+            )
+            cut = seconds_text(facts.seconds)
+            self._problem(f"attempt {facts.number}: cut off after {cut} s, {facts.written} of {ask} written")
         if not taken and not self.cancelled and extractor.text:
             # The streaming reader found no array of objects; read the whole reply defensively instead.
             for raw in parse_reply(extractor.text):
@@ -243,14 +304,16 @@ class RoundWriter:
             data = clean_item(raw, grounded=self.spec.grounded)
         except InvalidQuestion as error:
             self.progress.invalid += 1
+            self.invalid_reasons.append(str(error))
             self._problem(f"item {number}: {error}")
             logger.info("writer: item %d dropped as invalid: %s", number, error)
             await self.report()
             return False
         key = dedupe_key(data.text)
         if key in self._seen:
-            self.progress.invalid += 1
+            self.progress.duplicates += 1
             self._problem(f"item {number}: a duplicate of an earlier question")
+            logger.info("writer: item %d dropped as a repeat of an earlier question", number)
             await self.report()
             return False
         self._seen.add(key)
@@ -289,6 +352,22 @@ class RoundWriter:
             self.progress.dropped += 1
         await self.report()
 
+    def _facts(self, played: list[Candidate]) -> RoundFacts:
+        return RoundFacts(
+            count=self.spec.count,
+            played=len(played),
+            attempts=self.attempts,
+            job_budget=self.config.job_budget,
+            budget_stopped=self.budget_stopped,
+            invalid_reasons=self.invalid_reasons,
+            duplicates=self.progress.duplicates,
+            dropped=self.progress.dropped,
+            error=self.error,
+            unchecked_reasons=[
+                c.decision.reason for c in played if c.decision is not None and c.decision.outcome == "unverified"
+            ],
+        )
+
     def _outcome(self) -> WriteOutcome:
         count = self.spec.count
         survivors = self._survivors()
@@ -306,11 +385,10 @@ class RoundWriter:
             )
 
         if self.cancelled:
-            return outcome("cancelled", [], {}, CheckStatus.UNCHECKED, "Cancelled.")
+            return outcome("cancelled", [], {}, CheckStatus.UNCHECKED, gettext("Cancelled."))
         checked = [c for c in self.candidates if c.decision is not None]
         if not checked:
-            reason = self.error or "The model did not write any usable question."
-            return outcome("failed", [], {}, CheckStatus.UNCHECKED, reason)
+            return outcome("failed", [], {}, CheckStatus.UNCHECKED, failed_message(self._facts([])))
         if not survivors:
             # The checker dropped everything on every attempt: play the ungated round rather than nothing.
             played = checked[:count]
@@ -327,46 +405,15 @@ class RoundWriter:
                 played,
                 dict.fromkeys((c.key for c in played), "unverified"),
                 CheckStatus.UNVERIFIED,
-                "The checker rejected every question the model wrote, so this round is played unchecked: "
-                "it is marked unverified and queued for review.",
+                ungated_message(self._facts(played), checked=len(checked)),
             )
         played = survivors[:count]
         marks: dict[str, Mark] = {c.key: _mark(c.decision) for c in played}
         status = _round_status(list(marks.values()), gated=self.gated)
-        unchecked_note = _unchecked_note(played)
+        facts = self._facts(played)
         if len(played) >= count:
-            message = ""
-            if self.progress.dropped:
-                message = f"The checker removed {self.progress.dropped} of the questions written; the rest are kept."
-            return outcome("full", played, marks, status, f"{unchecked_note} {message}".strip())
-        if self.progress.dropped:
-            message = (
-                f"The checker removed {self.progress.dropped} question{'s' if self.progress.dropped != 1 else ''}, "
-                f"so this round has {len(played)} of the {count} you asked for."
-            )
-        else:
-            message = f"The model wrote only {len(played)} usable questions of the {count} you asked for."
-        if self.error:
-            message += f" ({self.error})"
-        return outcome("short", played, marks, status, f"{unchecked_note} {message}".strip())
-
-
-CHECKER_UNAVAILABLE_MESSAGE = "The checker is unavailable: this round is unchecked."
-
-
-def _unchecked_note(played: list[Candidate]) -> str:
-    """What the host is told when the checker could not check (part of) the round."""
-    reasons = [c.decision.reason for c in played if c.decision is not None]
-    unavailable = sum(1 for reason in reasons if reason == UNAVAILABLE)
-    late = sum(1 for reason in reasons if reason == ROUND_BUDGET)
-    if played and unavailable == len(played):
-        return CHECKER_UNAVAILABLE_MESSAGE
-    notes = []
-    if unavailable:
-        notes.append(f"The checker became unavailable: {unavailable} of the questions are unchecked.")
-    if late:
-        notes.append(f"The checker did not answer in time: {late} of the questions are unverified.")
-    return " ".join(notes)
+            return outcome("full", played, marks, status, full_message(facts))
+        return outcome("short", played, marks, status, short_message(facts))
 
 
 def _mark(decision: GateDecision | None) -> Mark:

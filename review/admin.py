@@ -83,6 +83,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
         "question_block",
         "provenance_block",
         "verdicts_block",
+        "judge_block",
         "blind_block",
         "premise_block",
         "reports_block",
@@ -185,6 +186,10 @@ class ReviewItemAdmin(admin.ModelAdmin):
     def verdicts_block(self, obj) -> SafeString:
         return _evidence("verdicts", evidence.verdicts_evidence(question=obj))
 
+    @admin.display(description="the judge's words")
+    def judge_block(self, obj) -> SafeString:
+        return _evidence("judge", evidence.judge_evidence(question=obj))
+
     @admin.display(description="the blind checker")
     def blind_block(self, obj) -> SafeString:
         return _evidence("blind", evidence.blind_evidence(question=obj))
@@ -233,6 +238,9 @@ class ReviewItemAdmin(admin.ModelAdmin):
             ("Label defective", f"{label_url}?label=defective"),
             ("Fix and approve", reverse("admin:review_reviewitem_fix", args=[obj.pk])),
         ]
+        if evidence.judge_suggestion(question=obj) is not None:
+            fix_url = reverse("admin:review_reviewitem_fix", args=[obj.pk])
+            links.append(("Start from the suggested fix", f"{fix_url}?start=suggested"))
         for panel in review_panels():
             if panel.tool_links is not None:
                 links.extend(panel.tool_links(self, request, obj))
@@ -304,7 +312,10 @@ class ReviewItemAdmin(admin.ModelAdmin):
     def fix_view(self, request, object_id):
         self.check_review(request)
         question = get_object_or_404(self.get_queryset(request), pk=object_id)
-        form = FixForm(request.POST or None, initial=FixForm.initial_for(question))
+        # "Start from the suggested fix": the judge's words pre-fill the form; the reviewer still approves.
+        suggestion = evidence.judge_suggestion(question=question) if request.GET.get("start") == "suggested" else None
+        initial = FixForm.initial_from_suggestion(question, suggestion) if suggestion else FixForm.initial_for(question)
+        form = FixForm(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 fixed = question_fix(
@@ -331,6 +342,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
             "question": question,
             "form": form,
             "round_count": question.entries.count(),
+            "suggestion": suggestion,
         }
         return TemplateResponse(request, "admin/review/reviewitem/fix.html", context)
 

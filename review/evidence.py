@@ -136,6 +136,43 @@ def blind_evidence(*, question: Question) -> dict[str, Any]:
     return {}
 
 
+def judge_suggestion(*, question: Question) -> dict[str, Any] | None:
+    """The judge's words from the latest verdict that has them (the `judge` backend's report): the claims it
+    found false or unsupported, its one-sentence fix, and the option it would mark (a letter of this question).
+    None when no verdict carries any."""
+    for verdict in Verdict.objects.filter(question=question, details__has_key="judge").order_by("-created_at", "-id"):
+        report = verdict.details.get("judge") if isinstance(verdict.details, dict) else None
+        if not isinstance(report, dict):
+            continue
+        claims = [str(claim) for claim in report.get("unsupported_claims") or [] if isinstance(claim, str) and claim]
+        fix = report.get("suggested_fix") if isinstance(report.get("suggested_fix"), str) else ""
+        index = _letter_index(report.get("suggested_option"))
+        option = index if index is not None and index < len(question.options) else None
+        if not claims and not fix and option is None:
+            continue
+        return {
+            "claims": claims,
+            "fix": fix,
+            "option": option,
+            "model": verdict.model_id,
+            "when": _when(verdict.created_at),
+        }
+    return None
+
+
+def judge_evidence(*, question: Question) -> dict[str, Any]:
+    suggestion = judge_suggestion(question=question)
+    if suggestion is None:
+        return {}
+    option = suggestion["option"]
+    marked = option is not None and option != question.correct_index
+    return {
+        **suggestion,
+        "option_text": f"{OPTION_LETTERS[option]}. {question.options[option]}" if marked else "",
+        "fix_url": f"{reverse('admin:review_reviewitem_fix', args=[question.pk])}?start=suggested",
+    }
+
+
 def premise_evidence(*, question: Question) -> dict[str, Any]:
     change = "admin:review_reviewitem_change"
     return {

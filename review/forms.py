@@ -33,6 +33,18 @@ class FixForm(QuestionBlockForm):
     def initial_for(question: Question) -> dict[str, Any]:
         return {**QuestionBlockForm.initial_from(question), "use_in_rounds": False}
 
+    @staticmethod
+    def initial_from_suggestion(question: Question, suggestion: dict[str, Any]) -> dict[str, Any]:
+        """The question as it is, with the judge's suggestion filled in: the option it would mark marked, and its
+        fix as the note. The reviewer edits the rest and still approves it."""
+        initial = FixForm.initial_for(question)
+        option = suggestion.get("option")
+        if isinstance(option, int) and 0 <= option < len(question.options):
+            initial["correct"] = str(option)
+        if suggestion.get("fix"):
+            initial["note"] = f"Judge: {suggestion['fix']}"[:500]
+        return initial
+
     def clean(self) -> dict[str, Any]:
         correct = self.data.get(self.add_prefix("correct"), "")
         if correct.isdigit() and int(correct) < len(OPTION_FIELDS):

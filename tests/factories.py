@@ -9,8 +9,10 @@ with exact timings, a report, a flag), so those factories write the row itself.
 """
 
 import factory
+from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
+from accounts.services import host_sign_up
 from lobby import services as lobby_services
 from lobby.models import Answer, Player, Report, Room
 from quiz.models import CheckStatus, GenerationJob, Pack, Provenance, Question, Round
@@ -234,3 +236,17 @@ class ThresholdFactory(DjangoModelFactory):
     @classmethod
     def _create(cls, model_class, *, updated_by=None, **kwargs):
         return threshold_set(user=updated_by, **kwargs)
+
+
+class HostUserFactory(DjangoModelFactory):
+    """A host's account through `host_sign_up` (its owner key made with it); the password is `password`."""
+
+    class Meta:
+        model = get_user_model()
+
+    username = factory.Sequence(lambda n: f"host{n}")
+    password = "correct horse battery"
+
+    @classmethod
+    def _create(cls, model_class, *, username, password):
+        return host_sign_up(username=username, password=password)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-APPS = ["config", "bench", "lobby", "review", "quiz", "verifier", "core"]
+APPS = ["config", "bench", "accounts", "lobby", "review", "quiz", "verifier", "core"]
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

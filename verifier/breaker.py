@@ -271,7 +271,7 @@ def breaker_for(*, backend: str, model_id: str, config: GateConfig | None = None
 def configured_breaker_state() -> BreakerState | None:
     """The breaker of the configured checker (VERIFIER_BACKEND + VERIFIER_MODEL), or None with the gate off."""
     config = conf.gate_config()
-    if config.backend not in ("systemone", "llm") or not config.model_id:
+    if config.backend not in conf.CHECKING_BACKENDS or not config.model_id:
         return None
     return breaker_for(backend=config.backend, model_id=config.model_id, config=config).state()
 

@@ -9,7 +9,7 @@ from verifier import conf
 def model_alias_error() -> str | None:
     backend = conf.backend_name()
     model = conf.model_id()
-    if backend in ("systemone", "llm") and conf.is_model_alias(model) and not conf.allow_model_alias():
+    if backend in conf.CHECKING_BACKENDS and conf.is_model_alias(model) and not conf.allow_model_alias():
         return (
             f"VERIFIER_MODEL={model!r} is a moving alias: a name like latest, stable, current or default, or one "
             "with no version number, can point at another model any day. Pin an exact model version "

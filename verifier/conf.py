@@ -7,7 +7,9 @@ from typing import Any
 
 from django.conf import settings
 
-BACKENDS = ("off", "systemone", "llm")
+BACKENDS = ("off", "systemone", "llm", "judge")
+# The backends that call a checker (every one but `off`).
+CHECKING_BACKENDS = ("systemone", "llm", "judge")
 
 
 def setting(name: str) -> Any:
@@ -50,6 +52,14 @@ def allow_model_alias() -> bool:
 
 def max_body_bytes() -> int:
     return int(setting("VERIFIER_MAX_BODY_BYTES"))
+
+
+def yes_no_floor() -> float:
+    return float(setting("VERIFIER_YES_NO_FLOOR"))
+
+
+def judge_max_tokens() -> int:
+    return max(1, int(setting("VERIFIER_JUDGE_MAX_TOKENS")))
 
 
 def default_threshold() -> float:
@@ -119,6 +129,8 @@ class GateConfig:
     blind_disagree: float
     breaker_failures: int
     breaker_cooldown: float
+    yes_no_floor: float
+    judge_max_tokens: int
 
 
 def gate_config() -> GateConfig:
@@ -137,6 +149,8 @@ def gate_config() -> GateConfig:
         blind_disagree=blind_disagree(),
         breaker_failures=breaker_failures(),
         breaker_cooldown=breaker_cooldown(),
+        yes_no_floor=yes_no_floor(),
+        judge_max_tokens=judge_max_tokens(),
     )
 
 

@@ -101,7 +101,7 @@ class Gate:
         thresholds: dict[str, float] | None = None
         if threshold is not None:
             value, calibrated = threshold, False
-        elif config.backend in ("systemone", "llm"):
+        elif config.backend in conf.CHECKING_BACKENDS:
             value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
             thresholds = stored_thresholds(backend=config.backend)
         else:
@@ -139,7 +139,7 @@ class Gate:
 
     @property
     def enabled(self) -> bool:
-        return self.config.backend in ("systemone", "llm")
+        return self.config.backend in conf.CHECKING_BACKENDS
 
     @property
     def grounded(self) -> bool:
@@ -433,7 +433,7 @@ class Gate:
 
 
 def _breaker_for(config: conf.GateConfig) -> Breaker | None:
-    if config.backend not in ("systemone", "llm"):
+    if config.backend not in conf.CHECKING_BACKENDS:
         return None
     return breaker_for(backend=config.backend, model_id=config.model_id, config=config)
 

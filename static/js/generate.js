@@ -6,7 +6,7 @@ import { LiveSocket } from "./live.js";
 
 const root = document.getElementById("generation");
 const labels = { queued: "Queued", running: "Writing", done: "Done", failed: "Failed", cancelled: "Cancelled" };
-const COUNTS = ["written", "asked", "checked", "dropped", "invalid", "attempt"];
+const COUNTS = ["written", "asked", "checked", "dropped", "invalid", "duplicates", "attempt"];
 
 function setField(name, value) {
   for (const node of root.querySelectorAll(`[data-field="${name}"]`)) node.textContent = value;

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.fakes.writer_server import *  # noqa: F403
-from tests.fakes.writer_server import WriterServer, good_question
+from tests.fakes.writer_server import Turn, WriterServer, good_question
 from tests.support.proxy import OutageProxy
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -109,3 +109,40 @@ def test_the_generation_page_shows_a_refused_socket_and_connects_once_allowed(he
     expect(connection).to_have_text("", timeout=15000)
     held_writer.set()
     expect(page.get_by_role("link", name="Play this round")).to_be_visible(timeout=20000)
+
+
+def test_the_generation_page_counts_repeats_while_writing_and_says_why_the_round_is_short(
+    settings, writer_server: WriterServer, live_url, browser
+):
+    settings.OPENAI_BASE_URL = f"{writer_server.url}/v1"
+    settings.OPENAI_API_KEY = "test-key"
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    settings.VERIFIER_BACKEND = "off"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_in_process"
+    planet = {"options": ["Mercury", "Venus", "Mars", "Earth"], "correct_index": 0, "explanation": ""}
+    first, repeats = (
+        "Who is the first planet from the Sun?",
+        ["What is the first planet from the sun", "WHAT'S THE FIRST PLANET FROM THE SUN?"],
+    )
+    # The repeats come first and the reply goes on for seconds after them: the count shows while it is written.
+    writer_server.writer.turns = [
+        Turn(questions=[{**planet, "question": text} for text in [first, *repeats]] + [good_question(0, 1)])
+    ]
+    writer_server.writer.chars_per_token = 4
+    writer_server.writer.token_delay = 0.03
+    page = browser.new_context().new_page()
+    page.goto(f"{live_url}/rounds/generate/")
+    page.get_by_label("Topic").fill("Planets")
+    page.get_by_label("Questions").fill("3")
+    page.get_by_role("button", name="Write the round").click()
+    expect(page.locator('[data-field="duplicates"]')).to_have_text("2", timeout=10000)
+    expect(page.locator('[data-field="status_label"]')).to_have_text("Writing")
+    expect(page.get_by_role("link", name="Play this round")).to_be_visible(timeout=20000)
+    expect(
+        page.get_by_text(
+            "2 questions repeated earlier ones and were dropped. "
+            "This round has 2 usable questions of the 3 you asked for."
+        )
+    ).to_be_visible()
+    expect(page.locator(".generated-questions > li")).to_have_count(2)

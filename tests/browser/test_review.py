@@ -55,3 +55,47 @@ def test_a_reviewer_labels_a_flagged_question_and_sees_the_sweep(flagged, live_u
     expect(page.locator("svg.sweep-chart polyline.catch-rate")).to_have_count(1)
     expect(page.get_by_text("Too few labels to trust")).to_be_visible()
     page.context.close()
+
+
+@pytest.fixture
+def judged(transactional_db):
+    get_user_model().objects.create_superuser("reviewer", "r@example.com", "a-long-test-password")
+    question = QuestionFactory(
+        text="Which city is the capital of Australia?", options=("Sydney", "Canberra", "Melbourne"), written=True
+    )
+    VerdictFactory(
+        question=question,
+        backend="judge",
+        model_id="judge-7b-2025-03",
+        score=0.12,
+        details={
+            "judge": {
+                "unsupported_claims": ["Sydney is the capital of Australia"],
+                "suggested_fix": "Mark Canberra, the capital since 1913, as the correct answer.",
+                "suggested_option": "B",
+                "reasoning_tokens": None,
+                "format": "json_object",
+            }
+        },
+    )
+    return question
+
+
+def test_a_reviewer_starts_from_the_judges_suggested_fix_and_approves_it(judged, live_url, browser):  # noqa: F811
+    page = browser.new_context().new_page()
+    page.goto(f"{live_url}/admin/login/?next=/admin/review/reviewitem/{judged.pk}/change/")
+    page.get_by_label("Username").fill("reviewer")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    words = page.locator(".judge-words")
+    expect(words.locator("li")).to_have_text(["Sydney is the capital of Australia"])
+    expect(words).to_contain_text("Suggested fix: Mark Canberra, the capital since 1913, as the correct answer.")
+    words.get_by_role("link", name="Start from the suggested fix").click()
+    expect(page.get_by_role("heading", name=f"Fix and approve question {judged.pk}")).to_be_visible()
+    expect(page.locator("#id_correct_1")).to_be_checked()
+    expect(page.get_by_label("Note (why it was wrong)")).to_have_value(
+        "Judge: Mark Canberra, the capital since 1913, as the correct answer."
+    )
+    page.get_by_role("button", name="Save the fix and approve it").click()
+    expect(page.get_by_text(f"Question {judged.pk} kept as it was (labelled defective)")).to_be_visible()
+    page.context.close()

@@ -10,6 +10,12 @@ question is of type `choice`, or a chat request whose system message asks for "o
 per question with `script.choices` (option letter -> probability); unscripted, option A gets
 `default_probability` and the other options share the rest. `blind_fault(s)` and `blind_latenc(y|ies)` apply
 to blind requests only, `check_faults` to the other requests only; `fault(s)` and `latenc(y|ies)` to every request.
+
+A chat request whose system message asks for "one JSON object" is the `judge` backend's: it is answered with a
+JSON report in the message text (no logprobs), scripted with the same probabilities and choices, and
+`judge_claims`, `judge_fix`, `judge_option`, `judge_reply` (how the report is written: clean, fenced, in prose,
+a field missing, 11, "0.9", cut at the completion limit...), `refuse_formats` (response_format types answered
+with HTTP 400), `refuse_temperature` and `reasoning_tokens`.
 """
 
 import asyncio
@@ -135,6 +141,18 @@ class Script:
     letter_format: str = "{}"
     letter_mass: float = 0.97
     blind_top_logprobs: list[tuple[str, float]] | None = None
+    # The judge backend's reports (see the module docstring and JUDGE_REPLIES).
+    judge_claims: list[str] = field(default_factory=list)
+    judge_fix: str = ""
+    judge_option: str | None = None
+    judge_reply: str = "clean"
+    judge_replies: dict[str, str] = field(default_factory=dict)
+    refuse_formats: frozenset[str] = frozenset()
+    refuse_temperature: bool = False
+    reasoning_tokens: int | None = None
+
+    def judge_reply_for(self, text: str) -> str:
+        return self._match(self.judge_replies, text) or self.judge_reply
 
     def _match(self, table: dict[str, Any], text: str) -> Any:
         for needle, value in table.items():
@@ -560,6 +578,131 @@ def is_letter_request(body: dict[str, Any]) -> bool:
     return isinstance(system, str) and "one letter" in system
 
 
+def is_judge_request(body: dict[str, Any]) -> bool:
+    system = next((m.get("content", "") for m in body.get("messages", []) if m.get("role") == "system"), "")
+    return isinstance(system, str) and "one JSON object" in system
+
+
+# The checks a judge prompt can ask about, in the order a report lists them.
+JUDGE_CHECKS = (
+    "answer_correct",
+    "explanation_true",
+    "supported",
+    "answers_question",
+    "unsupported_detail",
+    "contradiction",
+)
+# How a scripted judge writes its report (`Script.judge_reply`).
+JUDGE_REPLIES = (
+    "clean",  # the JSON object alone
+    "fenced",  # inside a ```json fence, with a line before it
+    "prose",  # inside a sentence, braces in the prose around it
+    "missing_probability",  # the first check's probability left out
+    "missing_claims",  # unsupported_claims and suggested_fix left out
+    "eleven",  # 11 for the first check (a 0-10 scale)
+    "string",  # "0.9" (text) for the first check
+    "nan",  # NaN for the first check
+    "truncated",  # cut mid-object at the completion limit (finish_reason "length")
+    "thought_out",  # no text at all: a reasoning model that spent every token thinking
+    "no_json",  # prose only
+    "refusal",  # an empty message with a refusal
+)
+
+
+def _judge_checks_in(prompt: str) -> list[str]:
+    return [name for name in JUDGE_CHECKS if f'"{name}"' in prompt]
+
+
+async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) -> Reply:
+    script = server.script
+    fmt = (body.get("response_format") or {}).get("type", "text")
+    if fmt in script.refuse_formats:
+        message = f"response_format type {fmt!r} is not supported by this server"
+        return Reply.json({"error": {"message": message, "type": "invalid_request_error"}}, 400)
+    if script.refuse_temperature and "temperature" in body:
+        message = "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) is."
+        return Reply.json({"error": {"message": message, "type": "invalid_request_error"}}, 400)
+    if "max_tokens" in body:
+        server.schema_errors.append("judge: max_tokens sent (reasoning models take max_completion_tokens)")
+    blind = is_letter_request(body)
+    if blind:
+        letters = _letters_in(prompt)
+        choice = script.choice_for(prompt, letters)
+        pick = max(choice, key=choice.get)
+        report: dict[str, Any] = {"answer": pick, "probability": choice[pick]}
+        checks = ["probability"]
+    else:
+        checks = _judge_checks_in(prompt)
+        report = {name: script.probability_for(prompt, name) for name in checks}
+        report.update(
+            unsupported_claims=list(script.judge_claims),
+            suggested_fix=script.judge_fix,
+            suggested_option=script.judge_option,
+        )
+    if fmt == "json_schema":
+        schema = body["response_format"]["json_schema"]["schema"]
+        errors = list(Draft202012Validator(schema).iter_errors(report))
+        if errors:
+            server.schema_errors.append(f"judge: the scripted report breaks the request's schema: {errors[0].message}")
+    style = script.judge_reply_for(prompt)
+    first = "probability" if blind else (checks[0] if checks else "answer_correct")
+    if style == "missing_probability":
+        report.pop(first, None)
+    elif style == "missing_claims":
+        report.pop("unsupported_claims", None)
+        report.pop("suggested_fix", None)
+    elif style == "eleven":
+        report[first] = 11
+    elif style == "string":
+        report[first] = "0.9"
+    text = json.dumps(report, allow_nan=True)
+    if style == "nan":
+        text = text.replace(json.dumps(report[first]), "NaN", 1)
+    finish = "stop"
+    refusal = None
+    if style == "fenced":
+        text = f"Here is the report:\n```json\n{json.dumps(report, indent=2)}\n```\n"
+    elif style == "prose":
+        text = f"Sure {{as asked}}: the report is {text} and that is all."
+    elif style == "truncated":
+        text, finish = text[: len(text) // 2], "length"
+    elif style == "thought_out":
+        text, finish = "", "length"
+    elif style == "no_json":
+        text = "I think the question is fine."
+    elif style == "refusal":
+        text, refusal = "", "I can't help with that."
+    completion_tokens = max(1, len(text) // 4) + (script.reasoning_tokens or 0)
+    usage: dict[str, Any] = {
+        "prompt_tokens": 50 + len(prompt) // 4,
+        "completion_tokens": completion_tokens,
+        "total_tokens": 50 + len(prompt) // 4 + completion_tokens,
+    }
+    if script.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": script.reasoning_tokens}
+    reply_data = {
+        "id": f"chatcmpl-fake-{len(server.requests)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": script.served_model or body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": refusal},
+                "logprobs": None,
+                "finish_reason": finish,
+            }
+        ],
+        "usage": usage,
+    }
+    fault = script.blind_fault_for(prompt) if blind else script.check_fault_for(prompt)
+    if fault == "missing_answers":
+        del reply_data["choices"]
+    good = json.dumps(reply_data).encode()
+    reply = (fault and _generic_fault(fault, good, script)) or Reply(body=good)
+    return _with_latency(reply, script.blind_latency_for(prompt) if blind else script.latency_for(prompt))
+
+
 async def chat_completions_handler(request: Request, server: ModelServer) -> Reply:
     script = server.script
     try:
@@ -575,6 +718,8 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
         return Reply.json({"error": {"message": "this fake route does not stream; register a streaming handler"}}, 400)
     prompt = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
+    if is_judge_request(body):
+        return await judge_handler(body, prompt, server)
     blind = is_letter_request(body)
     top = _letter_logprobs(script, prompt) if blind else _top_logprobs(script, script.probability_for(prompt, prompt))
     first = dict(top[0]) if top else {"token": "Yes", "logprob": 0.0, "bytes": list(b"Yes")}

@@ -50,6 +50,8 @@ class Turn:
     error_message: str = "scripted error"
     retry_after: str | None = "0"
     token_delay: float | None = None
+    # Seconds before the reply starts (a model thinking before its first token); None: the script's `latency`.
+    latency: float | None = None
 
 
 @dataclass
@@ -58,7 +60,10 @@ class WriterScript:
     default: Turn = field(default_factory=Turn)
     # Any request carrying a JSON schema (response_format) is refused with 400, as some servers do.
     reject_schema: bool = False
+    # A schema using any of these keywords is refused with 400 naming it, as OpenAI's strict mode refuses some.
+    reject_schema_keywords: tuple[str, ...] = ()
     token_delay: float = 0.0
+    latency: float = 0.0
     chars_per_token: int = 16
     # (request number, index, grounded) -> one question; replace to script which ones the gate drops.
     make_question: Callable[..., dict[str, Any]] = good_question
@@ -120,6 +125,9 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     response_format = body.get("response_format") or {}
     if script.reject_schema and response_format.get("type") in ("json_schema", "json_object"):
         return _error(400, "response_format json_schema is not supported by this server")
+    refused = [keyword for keyword in script.reject_schema_keywords if f'"{keyword}"' in json.dumps(response_format)]
+    if refused:
+        return _error(400, f"Invalid schema for response_format 'quiz_round': '{refused[0]}' is not permitted.")
     prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     fault = script.fault_for(prompt)
     if fault is not None:
@@ -145,7 +153,11 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     step = max(1, script.chars_per_token)
     chunks = sse_events(base, [content[i : i + step] for i in range(0, len(content), step)])
     delay = script.token_delay if turn.token_delay is None else turn.token_delay
-    return Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")
+    reply = Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")
+    latency = script.latency if turn.latency is None else turn.latency
+    if latency > 0:
+        reply.headers["x-fake-latency"] = str(latency)
+    return reply
 
 
 def _delta(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> bytes:

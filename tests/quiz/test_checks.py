@@ -1,6 +1,6 @@
 import pytest
 
-from quiz.checks import check_generation_runner, check_writer_model
+from quiz.checks import check_generation_runner, check_writer_deadlines, check_writer_model
 from quiz.exceptions import QuizError
 from tests.quiz.generation import WRITER_MODEL
 from tests.support.model_ids import MOVING, PINNED
@@ -67,3 +67,13 @@ def test_a_generation_runner_that_is_not_a_function_is_refused_at_start_up(setti
 def test_the_shipped_generation_runners_are_accepted(settings, path):
     settings.QUIZ_GENERATION_RUNNER = path
     assert check_generation_runner() == []
+
+
+def test_the_writers_deadlines_must_be_positive(settings):
+    assert check_writer_deadlines() == []
+    settings.QUIZ_WRITER_JOB_BUDGET = 0
+    errors = check_writer_deadlines()
+    assert [error.id for error in errors] == ["quiz.E003"]
+    assert errors[0].msg == "QUIZ_WRITER_JOB_BUDGET=0: the writer's deadlines must be positive seconds."
+    settings.QUIZ_WRITER_TIMEOUT = -1.0
+    assert "QUIZ_WRITER_TIMEOUT=-1.0 and QUIZ_WRITER_JOB_BUDGET=0" in check_writer_deadlines()[0].msg

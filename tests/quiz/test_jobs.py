@@ -136,3 +136,32 @@ def test_writing_needs_a_writer_model_id(writer, settings, client):
     page = client.get(reverse("quiz:generate_new")).content.decode()
     assert "No writer model is set" in page and "QUIZ_WRITER_MODEL" in page
     assert "<form" not in page.split('id="no-model"', 1)[1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hosts_page_counts_the_repeats_and_says_why_the_round_is_short(writer, settings, client):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    planet = {"options": ["Mercury", "Venus", "Mars", "Earth"], "correct_index": 0, "explanation": ""}
+    writer.writer.turns = [
+        Turn(
+            questions=[
+                {**planet, "question": "Who is the first planet from the Sun?"},
+                {**planet, "question": "What is the first planet from the sun?"},
+                {**planet, "question": "Which planet comes first from the Sun, Mercury or Venus?"},
+            ]
+        )
+    ]
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=3, topic="Planets")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.written, job.invalid, job.duplicates) == (3, 0, 1)
+    assert generation_snapshot(job)["duplicates"] == 1
+    message = (
+        "1 question repeated an earlier one and was dropped. This round has 2 usable questions of the 3 you asked for."
+    )
+    assert job.message == message
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert 'data-field="duplicates">1<' in page and message in page

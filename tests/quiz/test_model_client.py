@@ -34,6 +34,8 @@ def hostile_writer(settings, fault_server: str) -> str:  # noqa: F811
     settings.OPENAI_API_KEY = "test-key"
     settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
     settings.QUIZ_WRITER_TIMEOUT = TIMEOUT
+    # One attempt's deadline is the whole job's here: what a hostile reply costs is bounded by one of them.
+    settings.QUIZ_WRITER_JOB_BUDGET = TIMEOUT
     settings.QUIZ_MAX_ATTEMPTS = 3
     settings.QUIZ_WRITER_MAX_REPLY_BYTES = CAP
     settings.VERIFIER_BACKEND = "off"
@@ -89,7 +91,11 @@ async def test_an_endless_reply_is_cut_at_the_cap_and_keeps_its_complete_questio
 async def test_a_trickling_reply_is_cut_at_the_jobs_deadline(hostile_writer):
     outcome, wall = await measured(f"Birds {marker('trickle')}")
     assert outcome.kind == "failed"
-    assert outcome.message == f"The model took longer than {TIMEOUT:g} seconds. Try again."
+    assert outcome.message == (
+        f"The model was too slow: it was cut off after {TIMEOUT:g} s, with 0 of 3 questions written. "
+        f"The round's time limit of {TIMEOUT:g} s was used up after 1 attempt. No usable question was written. "
+        "Try again."
+    )
     assert wall >= TIMEOUT - 0.1
 
 

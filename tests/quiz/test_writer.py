@@ -5,8 +5,12 @@ import logging
 import time
 
 import pytest
+from jsonschema import Draft202012Validator
 
+from quiz.exceptions import InvalidQuestion
 from quiz.models import CheckStatus
+from quiz.replies import clean_item
+from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_SOURCE, MAX_TEXT
 from quiz.writer import CHECKER_UNAVAILABLE_MESSAGE
 from tests.fakes.writer_server import Turn, good_question, good_reply
 from tests.quiz.generation import WRITER_MODEL, dropping, write
@@ -81,7 +85,8 @@ async def test_invalid_items_are_dropped_counted_and_never_played(writer, settin
     writer.writer.turns = [Turn(questions=good[:1] + bad + good[1:])]
     outcome = await write(9)
     assert [c.data.text for c in outcome.played] == [q["question"] for q in good]
-    assert outcome.progress.invalid == 6 and outcome.progress.written == 9
+    # The repeat is counted as a repeat, not as invalid.
+    assert outcome.progress.invalid == 5 and outcome.progress.duplicates == 1 and outcome.progress.written == 9
     problems = " | ".join(outcome.progress.problems)
     for reason in ("not 1", "whole number", "not a letter", "duplicate", "question is empty", "options are the same"):
         assert reason in problems
@@ -100,12 +105,15 @@ async def test_a_slow_stream_is_checked_while_it_is_written(gate_on):
 
 async def test_a_stream_slower_than_the_budget_keeps_no_half_question(writer, settings):
     settings.QUIZ_WRITER_TIMEOUT = 1.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 1.0
     writer.writer.token_delay = 0.05
     writer.writer.chars_per_token = 4
     started = time.monotonic()
     outcome = await write(10)
     assert time.monotonic() - started < 2.0
-    assert "longer than 1 seconds" in outcome.message
+    assert "The model was too slow: it was cut off after 1 s, with " in outcome.message
+    assert "The round's time limit of 1 s was used up after 1 attempt." in outcome.message
+    assert outcome.progress.attempt == 1
     # ~80 characters per second: at most the first question was complete, and nothing partial is played.
     assert len(outcome.played) <= 1
     assert all(c.data.text.endswith("which option is right?") for c in outcome.played)
@@ -256,3 +264,252 @@ async def test_each_attempt_gets_its_own_round_budget(gate_on, settings):
     assert outcome.progress.attempt == 2
     assert {c.decision.reason for c in outcome.candidates if c.attempt == 2} <= {""}
     assert outcome.kind == "full" and set(outcome.marks.values()) == {"passed"}
+
+
+# --- the schema's bounds ---------------------------------------------------------------------------------------
+
+
+def _item(**changes):
+    return {**good_question(0, 1), **changes}
+
+
+# Items a constrained decoder must not be able to write, because validation would refuse them; and the limits
+# themselves, which both accept.
+OUT_OF_BOUNDS = {
+    "one option": _item(options=["Only"]),
+    "seven options": _item(options=[f"Option {n}" for n in range(7)], correct_index=0),
+    "index past the last option": _item(correct_index=6),
+    "negative index": _item(correct_index=-1),
+    "question too long": _item(question="Q" * (MAX_TEXT + 1)),
+    "option too long": _item(options=["O" * (MAX_OPTION + 1), "Two"]),
+    "explanation too long": _item(explanation="E" * (MAX_EXPLANATION + 1)),
+    "empty question": _item(question=""),
+    "empty option": _item(options=["", "Two"]),
+}
+AT_THE_LIMITS = {
+    "six options, the last one right": _item(options=[f"Option {n}" for n in range(6)], correct_index=5),
+    "two options": _item(options=["Yes", "No"], correct_index=1),
+    "longest texts": _item(
+        question="Q" * MAX_TEXT, options=["O" * MAX_OPTION, "Two"], correct_index=0, explanation="E" * MAX_EXPLANATION
+    ),
+    "no explanation": _item(explanation=""),
+}
+
+
+async def test_the_writers_request_carries_the_bounds_validation_enforces(writer):
+    await write(3)
+    schema = writer.writer_bodies[0]["response_format"]["json_schema"]["schema"]
+    validator = Draft202012Validator(schema)
+    Draft202012Validator.check_schema(schema)
+    item = schema["properties"]["questions"]["items"]
+    assert item["properties"]["options"]["minItems"] == 2 and item["properties"]["options"]["maxItems"] == 6
+    assert item["properties"]["correct_index"] == {"type": "integer", "minimum": 0, "maximum": 5}
+    for name, bad in OUT_OF_BOUNDS.items():
+        assert not validator.is_valid({"questions": [bad]}), f"the schema lets through: {name}"
+        with pytest.raises(InvalidQuestion):
+            clean_item(bad, grounded=False)
+    for name, good in AT_THE_LIMITS.items():
+        assert validator.is_valid({"questions": [good]}), f"the schema refuses: {name}"
+        clean_item(good, grounded=False)
+    # An index inside 0-5 but past this question's options: the schema cannot tie it to the count; validation does.
+    assert validator.is_valid({"questions": [_item(options=["A", "B", "C"], correct_index=4)]})
+    with pytest.raises(InvalidQuestion, match="points past the 3 options"):
+        clean_item(_item(options=["A", "B", "C"], correct_index=4), grounded=False)
+
+
+async def test_a_grounded_request_bounds_the_supporting_sentence(writer):
+    await write(3, topic="", source_text="The kestrel hovers.")
+    item = writer.writer_bodies[0]["response_format"]["json_schema"]["schema"]["properties"]["questions"]["items"]
+    assert item["properties"]["support"] == {"type": "string", "minLength": 1, "maxLength": MAX_SOURCE}
+
+
+async def test_a_server_that_refuses_string_lengths_keeps_the_counts_and_the_index_range(writer):
+    writer.writer.reject_schema_keywords = ("maxLength", "minLength")
+    outcome = await write(5)
+    assert outcome.kind == "full" and len(outcome.played) == 5
+    assert len(writer.writer_bodies) == 2
+    kept = writer.writer_bodies[1]["response_format"]["json_schema"]["schema"]["properties"]["questions"]["items"]
+    assert "maxLength" not in json.dumps(kept) and "minLength" not in json.dumps(kept)
+    assert kept["properties"]["options"]["maxItems"] == 6 and kept["properties"]["correct_index"]["maximum"] == 5
+
+
+# --- a deadline per attempt, a budget per job ------------------------------------------------------------------
+
+
+def _attempt_seconds(outcome, number: int) -> float:
+    start, end = outcome.timeline.writing[number - 1]
+    return end - start
+
+
+async def test_a_slow_attempt_is_cut_at_its_own_deadline_keeps_its_questions_and_the_next_attempt_runs(
+    writer, settings
+):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    writer.writer.turns = [Turn(token_delay=0.02)]  # ~800 characters a second: a few questions in one second
+    outcome = await write(10)
+    assert outcome.kind == "full" and len(outcome.played) == 10
+    first = [c for c in outcome.played if c.attempt == 1]
+    assert 1 <= len(first) <= 8
+    assert 0.9 <= _attempt_seconds(outcome, 1) <= 1.4
+    # The second attempt asked for the rest, with its own deadline, and wrote it.
+    assert writer.asked() == [10, 10 - len(first)]
+    assert outcome.progress.attempt == 2
+    assert f"attempt 1: cut off after 1 s, {len(first)} of 10 written" in outcome.progress.problems
+
+
+async def test_a_model_that_thinks_past_the_deadline_gets_a_second_attempt(writer, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    writer.writer.turns = [Turn(latency=5.0)]
+    started = time.monotonic()
+    outcome = await write(5)
+    assert time.monotonic() - started < 2.5
+    assert outcome.kind == "full" and {c.attempt for c in outcome.played} == {2}
+    assert "attempt 1: cut off after 1 s, 0 of 5 written" in outcome.progress.problems
+
+
+async def test_the_job_budget_stops_further_attempts_with_a_clear_message(writer, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 1.5
+    settings.QUIZ_MAX_ATTEMPTS = 3
+    writer.writer.token_delay = 0.02
+    started = time.monotonic()
+    outcome = await write(10)
+    assert time.monotonic() - started < 2.2
+    # The second attempt had the half second left, the third none.
+    assert outcome.progress.attempt == 2 and len(writer.writer_bodies) == 2
+    assert _attempt_seconds(outcome, 2) < 0.8
+    assert outcome.kind == "short" and 1 <= len(outcome.played) < 10
+    played = len(outcome.played)
+    assert outcome.message.startswith("The model was too slow: 2 attempts were cut off after 1.5 s in all, with ")
+    assert "The round's time limit of 1.5 s was used up after 2 attempts." in outcome.message
+    assert outcome.message.endswith(f"This round has {played} usable questions of the 10 you asked for.")
+    assert "checker" not in outcome.message
+
+
+async def test_a_timed_out_gated_round_says_it_was_too_slow_not_that_the_checker_rejected_it(gate_on, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 1.0
+    gate_on.writer.token_delay = 0.03
+    outcome = await write(10)
+    assert outcome.kind == "short" and outcome.progress.dropped == 0
+    written = outcome.progress.written
+    assert 1 <= written < 15
+    assert outcome.message == (
+        f"The model was too slow: it was cut off after 1 s, with {written} of 15 questions written. "
+        "The round's time limit of 1 s was used up after 1 attempt. "
+        + (
+            "This round has 1 usable question of the 10 you asked for."
+            if written == 1
+            else f"This round has {written} usable questions of the 10 you asked for."
+        )
+    )
+
+
+async def test_a_timed_out_round_the_checker_dropped_says_both(gate_on, settings):
+    settings.QUIZ_WRITER_TIMEOUT = 1.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 1.0
+    gate_on.writer.token_delay = 0.03
+    gate_on.script.probabilities = {"DROPME": 0.1}
+    gate_on.writer.make_question = dropping("all")
+    outcome = await write(10)
+    assert outcome.kind == "ungated"
+    written = outcome.progress.written
+    assert outcome.message.startswith(
+        f"The model was too slow: it was cut off after 1 s, with {written} of 15 questions written. "
+    )
+    assert "The checker rejected " in outcome.message and "queued for review" in outcome.message
+
+
+# --- repeats ------------------------------------------------------------------------------------------------------
+
+
+def _asked(text: str, right: str = "Mercury") -> dict:
+    wrong = [planet for planet in ("Venus", "Mars", "Earth", "Mercury") if planet != right][:3]
+    return {"question": text, "options": [right, *wrong], "correct_index": 0, "explanation": ""}
+
+
+async def test_near_duplicates_are_dropped_and_counted(writer, settings):
+    settings.QUIZ_MAX_ATTEMPTS = 2
+    writer.writer.turns = [
+        Turn(
+            questions=[
+                _asked("Who is the first planet from the Sun?"),
+                _asked("What is the first planet from the sun"),
+                _asked("WHAT'S the first planet,  from the Sun??"),
+                _asked("Which planet is the largest?", right="Jupiter"),
+                _asked("What planet is the largest?", right="Jupiter"),
+                _asked("Which planet has rings that are easiest to see?", right="Saturn"),
+            ]
+        ),
+        # The second attempt repeats one of the first's.
+        Turn(questions=[_asked("who was the first planet from the Sun"), _asked("Which planet is red?", right="Mars")]),
+    ]
+    outcome = await write(4)
+    assert [c.data.text for c in outcome.played] == [
+        "Who is the first planet from the Sun?",
+        "Which planet is the largest?",
+        "Which planet has rings that are easiest to see?",
+        "Which planet is red?",
+    ]
+    assert outcome.progress.duplicates == 4 and outcome.progress.invalid == 0
+    assert outcome.message == "4 questions repeated earlier ones and were dropped."
+
+
+async def test_a_short_round_names_each_cause(writer, settings):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.turns = [
+        Turn(
+            questions=[
+                good_question(0, 1),
+                _item(question="Seven?", options=[f"Option {n}" for n in range(7)]),
+                _item(question="Past the end?", correct_index=4),
+                _item(question="Also past the end?", correct_index=7),
+                _asked("Who is the first planet from the Sun?"),
+                _asked("What is the first planet from the Sun?"),
+            ]
+        )
+    ]
+    outcome = await write(5)
+    assert outcome.kind == "short" and len(outcome.played) == 2
+    assert outcome.message == (
+        "3 questions the model wrote were invalid (the correct option points past the 4 options; "
+        "a question needs 2 to 6 options, not 7). "
+        "1 question repeated an earlier one and was dropped. "
+        "This round has 2 usable questions of the 5 you asked for."
+    )
+
+
+async def test_one_usable_question_is_singular(writer, settings):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.turns = [Turn(questions=[good_question(0, 1)])]
+    outcome = await write(3)
+    assert outcome.message == "The model wrote only 1 usable question of the 3 you asked for."
+
+
+# --- played unchecked, and why ------------------------------------------------------------------------------------
+
+
+async def test_a_checker_without_logprobs_says_the_round_is_played_unchecked_and_why(gate_on, settings):
+    settings.VERIFIER_BACKEND = "llm"
+    settings.VERIFIER_BASE_URL = f"{gate_on.url}/v1"
+    settings.VERIFIER_MODEL = "checker-2025-01-01"
+    gate_on.script.fault = "no_logprobs"
+    outcome = await write(3)
+    assert outcome.kind == "full" and set(outcome.marks.values()) == {"unverified"}
+    assert outcome.message == (
+        "This round is played unchecked because the checker's model gives no token probabilities to score with."
+    )
+
+
+async def test_a_checker_that_answers_late_says_which_questions_are_unchecked(gate_on, settings):
+    settings.VERIFIER_TIMEOUT = 0.5
+    gate_on.script.latencies = {"question 2:": HANG}
+    outcome = await write(3, gate=gate_with_breaker())
+    assert outcome.kind == "full"
+    late = [c for c in outcome.played if c.decision.outcome == "unverified"]
+    assert [c.data.text for c in late] == [good_question(0, 2)["question"]]
+    why = {
+        "timeout": "the checker could not be reached",
+        ROUND_BUDGET: "the checker did not answer within its time budget",
+    }
+    assert outcome.message == f"1 question is played unchecked because {why[late[0].decision.reason]}."

@@ -418,3 +418,81 @@ def test_the_threshold_admin_stores_through_the_service_and_edits_in_place(staff
         "/admin/verifier/threshold/add/", {"backend": "llm", "model_id": "m-3", "value": "1.5", "note": ""}
     )
     assert refused.status_code == 200 and Threshold.objects.count() == 1
+
+
+# -- the judge's words ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def judged():
+    """A question the judge dropped, with its report: claims, a fix and the option it would mark."""
+    question = make_question("Which city is the capital of Australia?", options=("Sydney", "Canberra", "Melbourne"))
+    verdict_record(
+        question_id=question.pk,
+        decision=GateDecision(
+            key="q",
+            outcome="dropped",
+            score=0.12,
+            threshold=0.6,
+            probabilities={"answer_correct": 0.12},
+            reason="below_threshold",
+            latency_ms=40,
+            backend="judge",
+            model_id="judge-7b-2025-03",
+            details={
+                "judge": {
+                    "unsupported_claims": ["Sydney is the capital of Australia", "<b>bold</b> claim"],
+                    "suggested_fix": "Mark Canberra, the capital since 1913, as the correct answer.",
+                    "suggested_option": "B",
+                    "reasoning_tokens": 311,
+                    "format": "json_schema",
+                }
+            },
+        ),
+    )
+    return question
+
+
+def test_the_question_page_shows_the_judges_claims_and_fix(staff_client, judged):
+    page = staff_client.get(reverse("admin:review_reviewitem_change", args=[judged.pk])).content.decode()
+    assert "The judge&#x27;s words" in page
+    assert "<li>Sydney is the capital of Australia</li>" in page
+    assert "&lt;b&gt;bold&lt;/b&gt; claim" in page and "<b>bold</b>" not in page
+    assert "Suggested fix: <q>Mark Canberra, the capital since 1913, as the correct answer.</q>" in page
+    assert "It would mark B. Canberra." in page
+    fix_url = reverse("admin:review_reviewitem_fix", args=[judged.pk])
+    assert f'href="{fix_url}?start=suggested"' in page
+    assert "Start from the suggested fix" in page
+
+
+def test_a_question_without_a_judge_report_offers_no_suggested_fix(staff_client, queue):
+    page = staff_client.get(reverse("admin:review_reviewitem_change", args=[queue["dropped"].pk])).content.decode()
+    assert "Start from the suggested fix" not in page
+
+
+def test_starting_from_the_suggested_fix_prefills_the_form_and_the_reviewer_approves(staff_client, staff, judged):
+    url = reverse("admin:review_reviewitem_fix", args=[judged.pk])
+    plain = staff_client.get(url).content.decode()
+    assert '<input type="radio" name="correct" value="0" required id="id_correct_0" checked>' in plain
+    assert "Started from the judge" not in plain
+    page = staff_client.get(f"{url}?start=suggested").content.decode()
+    assert "Started from the judge's suggestion (judge-7b-2025-03" in page
+    assert '<input type="radio" name="correct" value="1" required id="id_correct_1" checked>' in page
+    assert 'value="Judge: Mark Canberra, the capital since 1913, as the correct answer."' in page
+    # Nothing is saved by opening the page: the reviewer still approves.
+    assert Review.objects.filter(question=judged).count() == 0
+    form = {
+        "text": judged.text,
+        "option_0": "Sydney",
+        "option_1": "Canberra",
+        "option_2": "Melbourne",
+        "correct": "1",
+        "explanation": "",
+        "source": "",
+        "note": "Judge: Mark Canberra, the capital since 1913, as the correct answer.",
+    }
+    response = staff_client.post(f"{url}?start=suggested", form)
+    assert response.status_code == 302
+    review = Review.objects.get(question=judged)
+    assert review.label == "defective" and review.reviewer == staff
+    assert review.fixed_as.correct_index == 1 and review.note.startswith("Judge: Mark Canberra")

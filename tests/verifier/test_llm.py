@@ -123,3 +123,25 @@ async def test_no_key_and_no_base_url_fails_open(settings):
     settings.VERIFIER_BASE_URL = ""
     decision = await Gate.from_settings(threshold=0.6).check(item(1))
     assert (decision.outcome, decision.reason) == ("unverified", "no_api_key")
+
+
+async def test_yes_no_under_the_floor_is_not_scored(llm):
+    # SmolLM2 put a third of its first token on Yes/No, the rest on "Paris", "The", "I".
+    llm.script.top_logprobs = [
+        ("Paris", math.log(0.4)),
+        ("Yes", math.log(0.3)),
+        ("The", math.log(0.2)),
+        ("No", math.log(0.05)),
+    ]
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert (decision.outcome, decision.score, decision.reason) == ("unverified", None, "not_yes_no")
+    assert "Yes/No hold 35% of the first token, under the floor 50%" in decision.message
+    assert "judge backend" in decision.message
+
+
+@pytest.mark.parametrize(("floor", "outcome"), [(0.3, "passed"), (0.4, "unverified")])
+async def test_yes_no_floor_is_a_setting(llm, settings, floor, outcome):
+    settings.VERIFIER_YES_NO_FLOOR = floor
+    llm.script.yes_no_mass = 0.35
+    decision = await Gate.from_settings(threshold=0.6).check(item(1))
+    assert decision.outcome == outcome

@@ -7,6 +7,10 @@ def backend_for(config: GateConfig) -> Backend:
         from verifier.backends.systemone import SystemOneBackend
 
         return SystemOneBackend(config)
+    if config.backend == "judge":
+        from verifier.backends.judge import JudgeBackend
+
+        return JudgeBackend(config)
     if config.backend == "llm":
         from verifier.backends.llm import LlmBackend
 

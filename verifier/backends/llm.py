@@ -132,6 +132,23 @@ def yes_probability(payload: Mapping[str, Any]) -> tuple[float, float]:
     return min(1.0, yes / mass), mass
 
 
+def openai_client(config: GateConfig) -> openai.AsyncOpenAI:
+    """The SDK client every chat backend uses: no retries, the reply guards below it (replies.py)."""
+    return openai.AsyncOpenAI(
+        # Local servers (vLLM, Ollama, llama.cpp) take any key; the SDK insists on one.
+        api_key=config.api_key or "no-key",
+        base_url=config.base_url or None,
+        max_retries=0,
+        timeout=config.timeout,
+        http_client=guarded_http_client(
+            cap=config.max_body_bytes,
+            follow_redirects=False,
+            timeout=config.timeout,
+            limits=httpx2.Limits(max_connections=config.concurrency, max_keepalive_connections=config.concurrency),
+        ),
+    )
+
+
 class LlmBackend:
     name = "llm"
     supports_blind = True
@@ -143,22 +160,7 @@ class LlmBackend:
 
     def _openai(self) -> openai.AsyncOpenAI:
         if self._client is None:
-            config = self.config
-            self._client = openai.AsyncOpenAI(
-                # Local servers (vLLM, Ollama, llama.cpp) take any key; the SDK insists on one.
-                api_key=config.api_key or "no-key",
-                base_url=config.base_url or None,
-                max_retries=0,
-                timeout=config.timeout,
-                http_client=guarded_http_client(
-                    cap=config.max_body_bytes,
-                    follow_redirects=False,
-                    timeout=config.timeout,
-                    limits=httpx2.Limits(
-                        max_connections=config.concurrency, max_keepalive_connections=config.concurrency
-                    ),
-                ),
-            )
+            self._client = openai_client(self.config)
         return self._client
 
     async def _complete(self, *, messages: list[dict[str, str]], budget: CallBudget) -> dict[str, Any]:
@@ -191,6 +193,13 @@ class LlmBackend:
     async def _ask_one(self, *, document: Mapping[str, Any], check: str, budget: CallBudget) -> dict[str, Any]:
         payload = await self._complete(messages=yes_no_messages(document=document, check=check), budget=budget)
         probability, mass = yes_probability(payload)
+        if mass < self.config.yes_no_floor:
+            # Most of the first token is something else ("Paris", "The", "I"): the Yes/No left is no judgement.
+            raise GateFailure(
+                "not_yes_no",
+                f"Yes/No hold {mass:.0%} of the first token, under the floor {self.config.yes_no_floor:.0%} "
+                "(VERIFIER_YES_NO_FLOOR); this model does not answer Yes or No here: try the judge backend",
+            )
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
         return {
             "probability": probability,

@@ -19,7 +19,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--backend", help="only this backend (systemone, llm)")
+        parser.add_argument("--backend", help="only this backend (systemone, llm, judge)")
         parser.add_argument("--model-id", help="only this model id")
         parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
         parser.add_argument(

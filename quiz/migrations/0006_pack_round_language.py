@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quiz', '0004_question_served_model_id'),
+        ('quiz', '0005_generationjob_duplicates'),
     ]
 
     operations = [

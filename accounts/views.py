@@ -1,0 +1,102 @@
+"""Sign up, sign in, sign out, change password: Django's auth views and forms, plus what a host's sign-in
+does here (the browser's anonymous rounds and games move into the account)."""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
+
+from accounts import services
+from accounts.forms import SignInForm, SignUpForm
+from core.client_ip import client_ip_from_request
+from core.owner_keys import OWNER_KEY, session_owner_key
+from lobby.tokens import HOST_TOKENS
+
+
+def _take_browser(request: HttpRequest, user: AbstractBaseUser) -> None:
+    """Right after `login`: Django kept the anonymous session's data (under a new session key)."""
+    taken = services.account_take_browser(
+        user=user,
+        browser_key=session_owner_key(request.session),
+        host_tokens=request.session.get(HOST_TOKENS, {}),
+    )
+    request.session[OWNER_KEY] = taken.owner_key
+    if taken.rounds or taken.rooms:
+        what = []
+        if taken.rounds:
+            what.append(f"{taken.rounds} round{'s' if taken.rounds != 1 else ''}")
+        if taken.rooms:
+            what.append(f"{taken.rooms} game{'s' if taken.rooms != 1 else ''}")
+        messages.success(request, f"This browser's {' and '.join(what)} are now in your account.")
+
+
+def _next_url(request: HttpRequest) -> str:
+    wanted = request.POST.get("next") or request.GET.get("next") or ""
+    if wanted and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()}):
+        return wanted
+    return str(reverse_lazy("lobby:past_games"))
+
+
+@require_http_methods(["GET", "POST"])
+def sign_up(request: HttpRequest) -> HttpResponse:
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = services.host_sign_up(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        _take_browser(request, user)
+        messages.success(request, f"Welcome, {user.get_username()}: your rounds and games are kept in your account.")
+        return redirect(_next_url(request))
+    return render(request, "accounts/sign_up.html", {"form": form, "next": _next_url(request)})
+
+
+TOO_MANY_WRONG_PASSWORDS = "Too many wrong passwords from your network. Wait a few minutes and try again."
+
+
+class SignInView(auth_views.LoginView):
+    template_name = "accounts/sign_in.html"
+    authentication_form = SignInForm
+    redirect_authenticated_user = False
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if services.sign_in_blocked(ip=client_ip_from_request(request)):
+            # Refused before the password is looked at: an unbound form, and the reason.
+            form = self.get_form_class()(request, initial={"username": request.POST.get("username", "")[:150]})
+            context = self.get_context_data(form=form, refused=TOO_MANY_WRONG_PASSWORDS)
+            response = self.render_to_response(context)
+            response.status_code = 429
+            response["Retry-After"] = "60"
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: SignInForm) -> HttpResponse:
+        response = super().form_valid(form)  # login(): a new session key, the anonymous data kept
+        _take_browser(self.request, form.get_user())
+        return response
+
+    def form_invalid(self, form: SignInForm) -> HttpResponse:
+        services.sign_in_failed(ip=client_ip_from_request(self.request))
+        return super().form_invalid(form)
+
+    def get_default_redirect_url(self) -> str:
+        return str(reverse_lazy("lobby:past_games"))
+
+
+class SignOutView(auth_views.LogoutView):
+    """POST only (Django's): the session is emptied, so this browser no longer holds the account's games."""
+
+    next_page = reverse_lazy("lobby:home")
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "accounts/password_change.html"
+    success_url = reverse_lazy("lobby:past_games")
+
+    def form_valid(self, form) -> HttpResponse:
+        response = super().form_valid(form)  # keeps this browser signed in; other sessions' hashes go stale
+        messages.success(self.request, "Your password is changed.")
+        return response
