@@ -18,7 +18,7 @@ from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "option_seed", "round__title", "round__check_status")  # fmt: skip
+                "deadline", "option_seed", "round__title", "round__check_status", "round__check_note")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -54,7 +54,7 @@ def room_picture(*, room_id: int) -> Picture:
         "phase": phase,
         "title": room["round__title"],
         "check_status": room["round__check_status"],
-        "check_label": CheckStatus(room["round__check_status"]).label,
+        "check_label": room["round__check_note"] or CheckStatus(room["round__check_status"]).label,
         "question_count": room["question_count"],
         "question_index": index,
         "timer_seconds": room["timer_seconds"],

@@ -83,7 +83,11 @@ def home(request: HttpRequest) -> HttpResponse:
             return redirect("lobby:host", code=created.room.code)
     choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
     choices += [
-        {"value": f"round:{r.pk}", "title": r.title, "note": f"your questions, {r.get_check_status_display().lower()}"}
+        {
+            "value": f"round:{r.pk}",
+            "title": r.title,
+            "note": f"your questions, {r.check_label[0].lower()}{r.check_label[1:]}",
+        }
         for r in host_round_list(owner_key=request.session.get("owner_key", ""))
     ]
     wanted = request.GET.get("round", "")
