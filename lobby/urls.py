@@ -9,6 +9,7 @@ urlpatterns = [
     path("play/<str:code>/", views.play, name="play"),
     path("host/<str:code>/", views.host, name="host"),
     path("host/<str:code>/results.csv", views.results, name="results"),
+    path("host/<str:code>/audit.json", views.audit, name="audit"),
     path("host/<str:code>/cohost/", views.cohost, name="cohost"),
     path("host/<str:code>/cohost/replace/", views.cohost_replace, name="cohost_replace"),
 ]

@@ -1,4 +1,5 @@
 import functools
+import json
 from urllib.parse import urlencode
 
 import segno
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.lan import shareable_url
 from lobby import ratelimit, services
+from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
 from lobby.models import Room
@@ -197,6 +199,17 @@ def cohost_replace(request: HttpRequest, room: Room) -> HttpResponse:
     _keep_host_token(request, room.code, token)
     messages.success(request, "A new co-host link: the old one no longer works.")
     return redirect("lobby:cohost", code=room.code)
+
+
+@require_GET
+@_host_only()
+def audit(request: HttpRequest, room: Room) -> HttpResponse:
+    """Everything needed to see why each question of this game was played (lobby/audit.py), for its host."""
+    content = json.dumps(room_audit(room), ensure_ascii=False, indent=2) + "\n"
+    response = HttpResponse(content, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}-audit.json"'
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_GET

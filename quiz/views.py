@@ -8,6 +8,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from quiz import importing
+from quiz.audit import round_audit
 from quiz.checking import gate_configured, round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
@@ -177,13 +178,20 @@ def _filename(round_: Round, extension: str) -> str:
 @require_GET
 def round_export_csv(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = _own_round(request, round_id)
+    audit = round_audit(round_)
     # The BOM makes spreadsheet programs read the file as UTF-8; the importer skips it.
-    content = "\ufeff" + importing.export_csv(host_round_questions(round_=round_))
+    content = "\ufeff" + importing.export_csv(host_round_questions(round_=round_), audits=audit["questions"])
     return _download(content, filename=_filename(round_, "csv"), content_type="text/csv; charset=utf-8")
 
 
 @require_GET
 def round_export_json(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = _own_round(request, round_id)
-    content = importing.export_json(title=round_.title, questions=host_round_questions(round_=round_))
+    audit = round_audit(round_)
+    content = importing.export_json(
+        title=round_.title,
+        questions=host_round_questions(round_=round_),
+        audits=audit["questions"],
+        about=audit["round"],
+    )
     return _download(content, filename=_filename(round_, "json"), content_type="application/json; charset=utf-8")

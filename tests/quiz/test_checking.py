@@ -42,12 +42,12 @@ def import_round(client: Client, text: str = ROUND_CSV) -> Round:
     return Round.objects.get(owner_key=client.session["owner_key"])
 
 
-def press_check(client: Client, round_: Round, started_jobs: list[int]) -> GenerationJob:
+def press_check(client: Client, round_: Round, started_jobs: list[int], *, count: int = 4) -> GenerationJob:
     response = client.post(f"/rounds/{round_.pk}/check/")
     assert response.status_code == 302
     job = GenerationJob.objects.get(pk=started_jobs[-1])
     assert response["Location"] == f"/rounds/generate/{job.pk}/"
-    assert job.kind == JobKind.CHECK and job.round_id == round_.pk and job.count == 4
+    assert job.kind == JobKind.CHECK and job.round_id == round_.pk and job.count == count
     job_run(job_id=job.pk)
     job.refresh_from_db()
     return job
