@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -20,6 +21,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from quiz import conf as quiz_conf
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
 from quiz.jobs import _broadcast, _heartbeat, _is_stale, _job_fail, generation_run_async
@@ -161,6 +163,15 @@ def round_check_job_create(*, round_: Round, owner_key: str) -> GenerationJob:
         ).first()
         if running is not None and not (running.status == GenerationStatus.RUNNING and _is_stale(running)):
             return running
+        # One check at a time per browser session: the checker's calls are shared by every host.
+        busy = GenerationJob.objects.filter(
+            kind=JobKind.CHECK,
+            owner_key=owner_key,
+            status__in=(GenerationStatus.QUEUED, GenerationStatus.RUNNING),
+            updated_at__gte=timezone.now() - timedelta(seconds=quiz_conf.stale_after_seconds()),
+        )
+        if busy.exists():
+            raise QuizError("Another round is being checked in this browser; try again when it has finished.")
         count = round_.entries.count()
         if not count:
             raise QuizError("This round has no questions to check.")

@@ -177,3 +177,25 @@ def test_staff_recheck_a_sample_pack(gate_on, client, started_jobs, django_user_
     job.refresh_from_db()
     assert job.status == GenerationStatus.DONE and job.checked == pack.questions.count()
     assert Verdict.objects.filter(question__pack=pack).count() == pack.questions.count()
+
+
+def test_a_check_waits_for_the_last_one_and_does_not_spend_the_writers_limits(gate_on, client, started_jobs, settings):
+    from quiz.gen_limits import generation_limits_check
+
+    settings.QUIZ_GENERATION_RUNNING_PER_SESSION = 1
+    settings.QUIZ_GENERATION_PER_HOUR_PER_SESSION = 1
+    round_ = import_round(client)
+    assert client.post(f"/rounds/{round_.pk}/check/").status_code == 302
+    # Pressed again while it is queued: the same check, not a second one.
+    assert client.post(f"/rounds/{round_.pk}/check/").status_code == 302
+    assert len(set(started_jobs)) == 1 and GenerationJob.objects.count() == 1
+    # Another round of the same browser waits for it.
+    other = Round.objects.create(title="Other", provenance="host", owner_key=round_.owner_key)
+    other.entries.create(question=round_.entries.first().question, position=0)
+    page = client.post(f"/rounds/{other.pk}/check/", follow=True).content.decode()
+    assert "Another round is being checked in this browser" in page
+    # Writing a round is not held back by a check (the checker is not the writer's key).
+    generation_limits_check(client_network="", owner_key=round_.owner_key)
+    job_run(job_id=started_jobs[0])
+    assert client.post(f"/rounds/{other.pk}/check/").status_code == 302
+    assert len(set(started_jobs)) == 2
