@@ -308,6 +308,10 @@ def _check_record(*, job_id: int, question_id: int, decision: GateDecision) -> b
 @transaction.atomic
 def _check_finish(*, job_id: int) -> None:
     job = GenerationJob.objects.select_for_update().get(pk=job_id)
+    if job.round is not None and job.status == GenerationStatus.CANCELLED:
+        # The host stopped it: what was checked until then is on record, and the label says so.
+        round_check_refresh(round_=job.round)
+        return
     if job.status != GenerationStatus.RUNNING or job.round is None:
         return
     round_ = round_check_refresh(round_=job.round)

@@ -199,3 +199,29 @@ def test_a_check_waits_for_the_last_one_and_does_not_spend_the_writers_limits(ga
     job_run(job_id=started_jobs[0])
     assert client.post(f"/rounds/{other.pk}/check/").status_code == 302
     assert len(set(started_jobs)) == 2
+
+
+def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, client, started_jobs, settings):
+    import threading
+    import time
+
+    from quiz.jobs import generation_cancel
+
+    settings.VERIFIER_CONCURRENCY = 1
+    gate_on.script.latency = 0.3
+    gate_on.script.choices = BLIND_CHOICES
+    round_ = import_round(client)
+    client.post(f"/rounds/{round_.pk}/check/")
+    job_id = started_jobs[-1]
+    runner = threading.Thread(target=job_run, kwargs={"job_id": job_id})
+    runner.start()
+    deadline = time.monotonic() + 10
+    while GenerationJob.objects.get(pk=job_id).checked < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    generation_cancel(job_id=job_id, owner_key=client.session["owner_key"])
+    runner.join(15)
+    job = GenerationJob.objects.get(pk=job_id)
+    assert job.status == GenerationStatus.CANCELLED
+    round_.refresh_from_db()
+    assert 1 <= job.checked < 4 and round_.entries.count() == 4
+    assert round_.check_label == f"checked: {4 - job.checked} not checked"

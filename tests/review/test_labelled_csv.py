@@ -8,6 +8,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -80,3 +81,35 @@ def test_a_csv_without_its_columns_is_refused_whole(tmp_path):
         call_command("sweep", "--import", str(path), stdout=StringIO(), stderr=err)
     assert "line 1: the header is missing the column(s) backend, model_id, label" in err.getvalue()
     assert not Review.objects.exists()
+
+
+def test_the_sweep_page_downloads_and_imports_the_labels_csv(admin_client):
+    call_command("sweep", "--import", str(DATA), stdout=StringIO(), stderr=StringIO())
+    page = admin_client.get("/admin/verifier/threshold/sweep/").content.decode()
+    assert "Download the labels as CSV" in page and 'name="labels"' in page
+    response = admin_client.get("/admin/verifier/threshold/sweep/labels.csv")
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    text = response.content.decode("utf-8-sig")
+    assert text == labelled_set_csv_export()
+    rows = list(csv.reader(io.StringIO(text)))
+    rows[2][rows[0].index("label")] = "maybe"  # line 3
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    _forget_everything()
+    upload = SimpleUploadedFile("graded.csv", out.getvalue().encode(), content_type="text/csv")
+    response = admin_client.post("/admin/verifier/threshold/sweep/labels/import/", {"labels": upload}, follow=True)
+    page = response.content.decode()
+    assert "Imported 8 labelled question(s), skipped 0 already there, refused 1 line(s)." in page
+    assert "Refused line 3: label must be one of correct, defective" in page
+    assert Review.objects.count() == 8
+
+
+def test_importing_labels_needs_the_right_to_label(client, django_user_model):
+    viewer = django_user_model.objects.create_user("viewer", password="pw", is_staff=True)
+    from django.contrib.auth.models import Permission
+
+    viewer.user_permissions.add(Permission.objects.get(codename="view_threshold"))
+    client.force_login(viewer)
+    assert client.get("/admin/verifier/threshold/sweep/labels.csv").status_code == 200
+    upload = SimpleUploadedFile("graded.csv", b"question\n", content_type="text/csv")
+    assert client.post("/admin/verifier/threshold/sweep/labels/import/", {"labels": upload}).status_code == 403
