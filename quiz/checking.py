@@ -222,7 +222,6 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
     record = sync_to_async(_check_record)
     decisions: list[GateDecision] = []
     heartbeat = asyncio.create_task(_heartbeat(job_id))
-    tasks: list[asyncio.Task[tuple[int, GateDecision]]] = []
     try:
         async with gate:
             # Nothing more is being written: every check has one call budget (VERIFIER_TIMEOUT) from now.
@@ -232,18 +231,22 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
                 return question_id, await gate.check(item)
 
             tasks = [asyncio.create_task(one(question_id, item)) for question_id, item in items]
-            for finished in asyncio.as_completed(tasks):
-                question_id, decision = await finished
-                decisions.append(decision)
-                if not await record(job_id=job_id, question_id=question_id, decision=decision):
-                    break  # cancelled by the host
+            try:
+                for finished in asyncio.as_completed(tasks):
+                    question_id, decision = await finished
+                    decisions.append(decision)
+                    if not await record(job_id=job_id, question_id=question_id, decision=decision):
+                        break  # cancelled by the host
+            finally:
+                # Calls still in flight end before the gate closes its client.
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
     except Exception:
         logger.exception("check %s failed", job_id)
         await sync_to_async(_job_fail)(job_id=job_id, message="Something went wrong while checking. Try again.")
         return None
     finally:
-        for task in tasks:
-            task.cancel()
         heartbeat.cancel()
     await sync_to_async(_check_finish)(job_id=job_id)
     return decisions
