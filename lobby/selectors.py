@@ -18,7 +18,7 @@ from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "option_seed", "round__title", "round__check_status")  # fmt: skip
+                "deadline", "option_seed", "round__title", "round__check_status", "round__check_note")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -54,7 +54,7 @@ def room_picture(*, room_id: int) -> Picture:
         "phase": phase,
         "title": room["round__title"],
         "check_status": room["round__check_status"],
-        "check_label": CheckStatus(room["round__check_status"]).label,
+        "check_label": room["round__check_note"] or CheckStatus(room["round__check_status"]).label,
         "question_count": room["question_count"],
         "question_index": index,
         "timer_seconds": room["timer_seconds"],
@@ -142,14 +142,21 @@ def player_view(*, player_id: int) -> dict:
 
 def results_csv(*, room: Room) -> str:
     """One row per player; each answer names the option by the round's letter and its text (the same in every
-    room of the round, whatever order a room showed)."""
+    room of the round, whatever order a room showed), whether it was right and its points. The header names each
+    question and its correct option."""
     questions = round_question_list(round_id=room.round_id)
     players = list(room.players.filter(removed=False))
     ranks = machine.rank([(p.pk, p.score) for p in players])
     answers = {(a.player_id, a.question_index): a for a in room.answers.all()}
     out = io.StringIO()
     writer = csv_writer(out)
-    writer.writerow(["rank", "nickname", "score", *[f"Q{i + 1}" for i in range(len(questions))]])
+    # Each question's column says what was asked and which option was right; a cell, what the player answered.
+    header = []
+    for number, question in enumerate(questions, start=1):
+        letter = "ABCDEF"[question.correct_index] if question.correct_index < 6 else "?"
+        correct = question.options[question.correct_index] if question.correct_index < len(question.options) else ""
+        header.append(f"Q{number}: {question.text} [correct {letter}: {correct}]")
+    writer.writerow(["rank", "nickname", "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []
         for index in range(len(questions)):
