@@ -106,14 +106,14 @@ def test_the_closed_questions_are_those_before_the_current_and_the_current_once_
 
 
 def test_one_answer_scores_its_points_and_streak():
-    assert answer_score(streak=0, correct=True, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=1000, streak=1)
-    assert answer_score(streak=2, correct=True, elapsed_ms=10_000, timer_ms=TIMER_MS) == Scored(points=950, streak=3)
-    assert answer_score(streak=4, correct=False, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=0, streak=0)
+    assert answer_score(streak=0, correct=True, elapsed_ms=0, window_ms=TIMER_MS) == Scored(points=1000, streak=1)
+    assert answer_score(streak=2, correct=True, elapsed_ms=10_000, window_ms=TIMER_MS) == Scored(points=950, streak=3)
+    assert answer_score(streak=4, correct=False, elapsed_ms=0, window_ms=TIMER_MS) == Scored(points=0, streak=0)
 
 
 def test_a_voided_question_neither_scores_nor_extends_nor_breaks_a_streak():
     for correct in (True, False):
-        scored = answer_score(streak=3, correct=correct, elapsed_ms=0, timer_ms=TIMER_MS, voided=True)
+        scored = answer_score(streak=3, correct=correct, elapsed_ms=0, window_ms=TIMER_MS, voided=True)
         assert scored == Scored(points=0, streak=3)
 
 
@@ -155,7 +155,7 @@ def test_play_and_recompute_agree_on_a_game_whose_streak_a_voided_question_broke
                 streak=standings[player].streak,
                 correct=given is not None and given.correct,
                 elapsed_ms=given.elapsed_ms if given else 0,
-                timer_ms=TIMER_MS,
+                window_ms=TIMER_MS,
                 voided=index in voided,
             )
             standings[player] = Standing(standings[player].score + scored.points, scored.streak)
