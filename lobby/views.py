@@ -73,7 +73,11 @@ def home(request: HttpRequest) -> HttpResponse:
                 round_ = round_create_from_pack(pack=Pack.objects.get(pk=object_id))
             else:
                 round_ = Round.objects.get(pk=object_id, owner_key=request.session.get("owner_key") or "-")
-            created = services.room_create(round_id=round_.pk, timer_seconds=form.cleaned_data["timer_seconds"])
+            created = services.room_create(
+                round_id=round_.pk,
+                timer_seconds=form.cleaned_data["timer_seconds"],
+                no_speed_bonus=form.cleaned_data["no_speed_bonus"],
+            )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", "That pack or round no longer exists.")
         except (QuizError, GameError) as error:
