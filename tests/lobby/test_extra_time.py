@@ -12,6 +12,7 @@ from lobby.exceptions import NotNow, TooLate
 from lobby.machine import Action, Phase
 from lobby.models import Answer, Player, Room
 from lobby.selectors import room_snapshot
+from quiz.models import Round
 from tests.support.communicator import Client
 
 CORRECT = 1  # SAMPLE's first question: "What is 2 + 2?" -> "4", shown in the round's order
@@ -243,3 +244,19 @@ def test_a_void_recomputes_an_extra_time_answer_over_the_window_it_was_played_wi
     services.player_time_set(room_id=room.pk, player_id=ann.player.pk, time_percent=100)  # taken back later
     review.scores_recompute(Room.objects.get(pk=room.pk))  # scores her answer over the window it was given
     assert Answer.objects.get(player=ann.player).points == played
+
+
+@pytest.mark.django_db
+def test_the_host_chooses_no_speed_bonus_when_creating_the_room(client, make_round):
+    round_ = make_round(title="Calm quiz")
+    Round.objects.filter(pk=round_.pk).update(owner_key="browser-1")
+    session = client.session
+    session["owner_key"] = "browser-1"
+    session.save()
+    assert "No speed bonus" in client.get("/").content.decode()
+    client.post("/", {"source": f"round:{round_.pk}", "timer_seconds": 20, "no_speed_bonus": "on"})
+    client.post("/", {"source": f"round:{round_.pk}", "timer_seconds": 20})
+    assert list(Room.objects.filter(round=round_).order_by("pk").values_list("no_speed_bonus", flat=True)) == [
+        True,
+        False,
+    ]
