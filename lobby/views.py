@@ -86,6 +86,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 round_id=round_.pk,
                 timer_seconds=form.cleaned_data["timer_seconds"],
                 owner_key=session_owner_key(request.session, create=True),
+                no_speed_bonus=form.cleaned_data["no_speed_bonus"],
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", "That pack or round no longer exists.")
