@@ -20,6 +20,7 @@ from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
     CHECKER_DISAGREES,
+    ORDER_DEPENDENT,
     ROUND_BUDGET,
     BlindCheck,
     GateDecision,
@@ -36,6 +37,7 @@ logger = logging.getLogger("verifier")
 __all__ = [
     "BLIND_MISSING_PREFIX",
     "CHECKER_DISAGREES",
+    "ORDER_DEPENDENT",
     "ROUND_BUDGET",
     "ROUND_GRACE",
     "BlindCheck",
@@ -201,33 +203,97 @@ class Gate:
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
-        """Ask the blind question alone (its own call). Never raises for a backend's fault."""
+        """Ask the blind question alone (its own call, one per order shown). Never raises for a backend's fault.
+
+        The options are shown in an order shuffled per question (VERIFIER_BLIND_SEED), and with
+        VERIFIER_BLIND_ORDERS=2 once more with every option moved one place; each answer is mapped back to the
+        options' own letters and the answers averaged. Two answers that name two different options (a checker
+        that answers by position: "A" whatever A is) are recorded but not scored, and flag nothing.
+        """
         letters = option_letters(item.options)
         if not self.blind_enabled:
             return BlindCheck(failure=GateFailure("blind_off", "the blind check is off or not supported"))
         if not blind_applicable(item):
             return BlindCheck(failure=GateFailure("blind_not_applicable", "the marked option has no letter"))
-        try:
-            answer: BlindAnswer = await self.backend.ask_blind(
-                document=blind_document(text=item.text, options=item.options), letters=letters, budget=self.budget
+        options = item.options[: len(letters)]
+        orders = policy.blind_orders(
+            seed=self.config.blind_seed, question=item.text, options=options, count=self.config.blind_orders
+        )
+        shown = await asyncio.gather(*(self._blind_in_order(item, order, letters) for order in orders))
+        for result in shown:
+            if isinstance(result, GateFailure):
+                return BlindCheck(failure=result, calls=len(orders))
+        answers = [answer for answer, _ in shown]
+        readings = [reading for _, reading in shown]
+        marked = letters[item.correct_index]
+        picks = [policy.most_probable(reading, marked=marked) for reading in readings]
+        recorded = [
+            {
+                "order": order,
+                "picked_shown": letters[order.index(letters.index(pick))],
+                "picked": letters.index(pick),
+                "probabilities_shown": {letter: round(p, 6) for letter, p in answer_shown.items()},
+                **answer.details,
+            }
+            for order, pick, (answer, answer_shown) in zip(
+                orders,
+                picks,
+                ((a, policy.normalised(a.probabilities, letters=letters) or {}) for a in answers),
+                strict=True,
             )
-        except GateFailure as failure:
-            return BlindCheck(failure=failure)
-        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
-            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
-            return BlindCheck(failure=GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}"))
-        probabilities = policy.normalised(answer.probabilities, letters=letters)
-        if probabilities is None:
-            return BlindCheck(failure=GateFailure("missing_probability", "every option scored 0"))
+        ]
+        details: dict[str, Any] = {**answers[0].details, "orders": recorded}
+        input_tokens = _add_tokens(*(answer.input_tokens for answer in answers))
+        output_tokens = _add_tokens(*(answer.output_tokens for answer in answers))
+        probabilities = policy.averaged(readings)
+        if len(set(picks)) > 1:
+            shown_letters = ", ".join(entry["picked_shown"] for entry in recorded)
+            chosen = ", then ".join(f"{pick}. {item.options[letters.index(pick)]}" for pick in picks)
+            return BlindCheck(
+                failure=GateFailure(
+                    ORDER_DEPENDENT,
+                    f"the answer followed the order shown ({shown_letters}: {chosen}); not scored",
+                ),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                details={
+                    **details,
+                    "probabilities": {letter: round(p, 6) for letter, p in probabilities.items()},
+                    "marked": marked,
+                    "scored": False,
+                    "order_dependent": True,
+                },
+                calls=len(orders),
+            )
         reading = policy.blind_reading(
-            probabilities=probabilities, marked=letters[item.correct_index], disagree_at=self.config.blind_disagree
+            probabilities=probabilities, marked=marked, disagree_at=self.config.blind_disagree
         )
         return BlindCheck(
             reading=reading,
-            input_tokens=answer.input_tokens,
-            output_tokens=answer.output_tokens,
-            details=answer.details,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            details=details,
+            calls=len(orders),
         )
+
+    async def _blind_in_order(
+        self, item: GateItem, order: list[int], letters: tuple[str, ...]
+    ) -> tuple[BlindAnswer, dict[str, float]] | GateFailure:
+        """One blind call with the options shown in `order`: (the answer, P per the options' own letters)."""
+        options = tuple(item.options[index] for index in order)
+        try:
+            answer: BlindAnswer = await self.backend.ask_blind(
+                document=blind_document(text=item.text, options=options), letters=letters, budget=self.budget
+            )
+        except GateFailure as failure:
+            return failure
+        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
+            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
+            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+        shown = policy.normalised(answer.probabilities, letters=letters)
+        if shown is None:
+            return GateFailure("missing_probability", "every option scored 0")
+        return answer, policy.unshuffled(shown, order=order, letters=letters)
 
     async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
         document = question_document(
@@ -268,7 +334,7 @@ class Gate:
         input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
         has_blind = blind is not None and blind.reading is not None
         if blind is not None:
-            details["calls"] += 1
+            details["calls"] += blind.calls
             details["checks"].append(policy.BLIND)
             details.update(blind.as_details(item.options))
             input_tokens = _add_tokens(input_tokens, blind.input_tokens)
@@ -310,6 +376,9 @@ class Gate:
             text = item.options[OPTION_LABELS.index(pick)]
             notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
             reason = reason or CHECKER_DISAGREES
+        elif blind is not None and blind.order_dependent:
+            # Not a missing check: the checker answered, by position. Nothing to review in this question.
+            notes.append(f"blind answer not scored: {blind.failure.message}")
         elif blind is not None and blind.failure is not None:
             # The min of what was measured decides; the reviewer is told the third score is missing.
             notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
@@ -410,7 +479,8 @@ class Gate:
         tally = self.tally
         logger.info(
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d checker_disagrees=%d round_budget=%d checker_unavailable=%d calls=%d "
+            "unchecked=%d blind_missing=%d blind_order_dependent=%d checker_disagrees=%d round_budget=%d "
+            "checker_unavailable=%d calls=%d "
             "refused=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
             self.config.model_id or "-",
@@ -422,6 +492,7 @@ class Gate:
             tally.unverified,
             tally.unchecked,
             tally.blind_missing,
+            tally.blind_order_dependent,
             tally.checker_disagrees,
             tally.round_budget,
             tally.checker_unavailable,
@@ -443,8 +514,8 @@ def blind_applicable(item: GateItem) -> bool:
     return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
 
 
-def _add_tokens(first: int | None, second: int | None) -> int | None:
-    known = [value for value in (first, second) if value is not None]
+def _add_tokens(*values: int | None) -> int | None:
+    known = [value for value in values if value is not None]
     return sum(known) if known else None
 
 
