@@ -110,6 +110,8 @@ class RoundTally:
     unchecked: int = 0
     blind_missing: int = 0
     blind_order_dependent: int = 0
+    second_opinion: int = 0
+    second_opinion_changed: int = 0
     checker_disagrees: int = 0
     round_budget: int = 0
     checker_unavailable: int = 0
@@ -125,6 +127,10 @@ class RoundTally:
             self.checker_disagrees += 1
         if decision.blind_order_dependent:
             self.blind_order_dependent += 1
+        second = decision.details.get("second_opinion")
+        if isinstance(second, dict):
+            self.second_opinion += 1
+            self.second_opinion_changed += bool(second.get("changed"))
         if decision.reason == ROUND_BUDGET:
             self.round_budget += 1
         if decision.reason == UNAVAILABLE:

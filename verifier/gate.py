@@ -75,6 +75,8 @@ class Gate:
         source_text: str | None = None,
         thresholds: Mapping[str, float] | None = None,
         breaker: Breaker | None = None,
+        second_threshold: tuple[float, bool] | None = None,
+        second_backend: Backend | None = None,
     ) -> None:
         self.config = config
         # The pinned model's pass mark; `thresholds` (stored, per model id) picks the served model's instead.
@@ -91,6 +93,23 @@ class Gate:
             guard=self._guard,
             past_deadline=self._past_deadline,
         )
+        # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
+        self.second = config.second_opinion if self.enabled else None
+        self.second_backend: Backend | None = None
+        self.second_budget: CallBudget | None = None
+        self.second_threshold = second_threshold or (config.default_threshold, False)
+        self._second_pending: set[asyncio.Timeout] = set()
+        if self.second is not None:
+            self.second_backend = second_backend or backend_for(self.second)
+            self._second_guard: BreakerGuard | None = (
+                BreakerGuard(_breaker_for(self.second)) if breaker is not None else None
+            )
+            self.second_budget = CallBudget(
+                concurrency=self.second.concurrency,
+                timeout=self.second.timeout,
+                guard=self._second_guard,
+                past_deadline=self._past_deadline,
+            )
         self.tally = RoundTally()
         self._closed = False
         self._deadline: float | None = None
@@ -108,6 +127,12 @@ class Gate:
             thresholds = stored_thresholds(backend=config.backend)
         else:
             value, calibrated = config.default_threshold, False
+        # A given pass mark is the bar for the second opinion too; otherwise its model's stored one.
+        second_threshold = (value, False) if threshold is not None else None
+        if config.second_opinion is not None and threshold is None:
+            second_threshold = threshold_for(
+                backend=config.second_opinion.backend, model_id=config.second_opinion.model_id
+            )
         return cls(
             config=config,
             threshold=value,
@@ -115,6 +140,7 @@ class Gate:
             source_text=source_text,
             thresholds=thresholds,
             breaker=_breaker_for(config),
+            second_threshold=second_threshold,
         )
 
     def seal(self) -> None:
@@ -123,10 +149,18 @@ class Gate:
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
+        for scope in self._second_pending:
+            when = scope.when()
+            scope.reschedule(min(when, self._second_cut()) if when is not None else self._second_cut())
 
     def unseal(self) -> None:
         """The writer writes again (its next attempt): checks begun from now on wait for the next seal."""
         self._deadline = None
+
+    def _second_cut(self) -> float:
+        """When a second opinion still out is given up, so the first verdict is back before the round's end."""
+        assert self._deadline is not None
+        return self._deadline - ROUND_GRACE / 2
 
     def _past_deadline(self) -> bool:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
@@ -166,8 +200,12 @@ class Gate:
             return
         self._closed = True
         await self.backend.aclose()
+        if self.second_backend is not None:
+            await self.second_backend.aclose()
         if self._guard is not None:
             await self._guard.drain()
+        if self.second is not None and self._second_guard is not None:
+            await self._second_guard.drain()
         if self.tally.checked:
             self._log_round()
 
@@ -350,11 +388,25 @@ class Gate:
                 threshold=threshold,
                 has_blind=has_blind,
             )
+        first_judgement = judgement
+        if (
+            self.second_backend is not None
+            and not self.grounded
+            and policy.borderline(score=judgement.score, threshold=threshold, band=self.config.second_opinion_band)
+        ):
+            details["second_opinion"], judgement = await self._second_opinion(item, checks, judgement)
         reason, message = self._reason(item, judgement, blind)
+        if judgement is not first_judgement:
+            second = details["second_opinion"]
+            message = (
+                f"second opinion ({second['model_id']}) {second['outcome']}: score {second['score']:.2f}, "
+                f"first {first_judgement.outcome} at {first_judgement.score:.2f}" + (f"; {message}" if message else "")
+            )[:500]
         return self._decision(
             item,
             outcome=str(judgement.outcome),
-            score=round(judgement.score, 6),
+            # The first checker's score and probabilities: what its threshold and the sweep go by.
+            score=round(first_judgement.score, 6),
             probabilities=probabilities,
             reason=reason,
             message=message,
@@ -366,6 +418,77 @@ class Gate:
             output_tokens=output_tokens,
             details=details,
         )
+
+    async def _second_opinion(
+        self, item: GateItem, checks: tuple[str, ...], first: policy.Judgement
+    ) -> tuple[dict[str, Any], policy.Judgement]:
+        """Ask the second opinion's judge the same checks. (what it said, the judgement that decides): its own when
+        it answered, the first one when it failed, timed out or the round's budget ran out."""
+        assert self.second is not None and self.second_backend is not None and self.second_budget is not None
+        second_threshold, second_calibrated = self.second_threshold
+        record: dict[str, Any] = {
+            "backend": self.second.backend,
+            "model_id": self.second.model_id,
+            "threshold": second_threshold,
+            "calibrated": second_calibrated,
+            "first": {"outcome": str(first.outcome), "score": round(first.score, 6)},
+        }
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        cut = None if self._deadline is None else self._second_cut()
+        if cut is not None and cut <= loop.time():
+            record.update(outcome="skipped", reason=ROUND_BUDGET, changed=False, latency_ms=0)
+            return record, first
+        document = question_document(
+            text=item.text, options=item.options, correct_index=item.correct_index, explanation=item.explanation
+        )
+        try:
+            async with asyncio.timeout_at(cut) as scope:
+                self._second_pending.add(scope)
+                try:
+                    answer = await self.second_backend.ask(document=document, checks=checks, budget=self.second_budget)
+                finally:
+                    self._second_pending.discard(scope)
+        except GateFailure as failure:
+            answer = failure
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            answer = GateFailure(ROUND_BUDGET, "no second opinion within the round's budget")
+        except Exception as exc:  # noqa: BLE001 - a second opinion fails open to the first verdict
+            logger.warning("gate unexpected error in the second opinion on %s", item.key, exc_info=True)
+            answer = GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+        record["latency_ms"] = int((time.monotonic() - started) * 1000)
+        if isinstance(answer, GateFailure):
+            logger.warning(
+                "gate second opinion missing for %s: the first verdict stands (reason=%s backend=%s model=%s) %s",
+                item.key,
+                answer.reason,
+                self.second.backend,
+                self.second.model_id,
+                answer.message,
+            )
+            record.update(outcome="failed", reason=answer.reason, message=answer.message[:300], changed=False)
+            return record, first
+        probabilities = dict(answer.probabilities)
+        judgement = policy.closed_book_judgement(
+            probabilities=probabilities,
+            has_explanation=policy.EXPLANATION_TRUE in checks,
+            threshold=second_threshold,
+        )
+        served = str(answer.details.get("served_model") or "")[:200]
+        record.update(
+            model_id=served or self.second.model_id,
+            requested_model_id=self.second.model_id,
+            probabilities={check: round(p, 6) for check, p in probabilities.items()},
+            score=round(judgement.score, 6),
+            outcome=str(judgement.outcome),
+            reason=judgement.reason,
+            changed=judgement.outcome != first.outcome,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+        )
+        return record, judgement
 
     def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
         """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
@@ -479,7 +602,8 @@ class Gate:
         tally = self.tally
         logger.info(
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d blind_order_dependent=%d checker_disagrees=%d round_budget=%d "
+            "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
+            "checker_disagrees=%d round_budget=%d "
             "checker_unavailable=%d calls=%d "
             "refused=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
@@ -493,6 +617,8 @@ class Gate:
             tally.unchecked,
             tally.blind_missing,
             tally.blind_order_dependent,
+            tally.second_opinion,
+            tally.second_opinion_changed,
             tally.checker_disagrees,
             tally.round_budget,
             tally.checker_unavailable,

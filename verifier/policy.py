@@ -177,3 +177,8 @@ def most_probable(probabilities: Mapping[str, float], *, marked: str) -> str:
 def averaged(readings: Sequence[Mapping[str, float]]) -> dict[str, float]:
     letters = list(readings[0])
     return {letter: sum(float(reading.get(letter, 0.0)) for reading in readings) / len(readings) for letter in letters}
+
+
+def borderline(*, score: float, threshold: float, band: float) -> bool:
+    """Whether a score lies within `band` of its threshold, either side (the ends count)."""
+    return band > 0 and abs(score - threshold) <= band + 1e-9
