@@ -314,7 +314,8 @@ def format_debias(rows: list[tuple[str, str, dict[str, int]]], *, good: int, def
     for checker, shown, row in rows:
         lines.append(
             f"{checker:<18} {shown:<22} {row['flags_good']:>6}/{good:<3} {row['flags_defective']:>11}/{defective:<3} "
-            f"{row['caught']:>4}/{defective:<2} {row['good_dropped']:>8}/{good:<3} {row['order_dependent']:>11} {row['unverified']:>4}"
+            f"{row['caught']:>4}/{defective:<2} {row['good_dropped']:>8}/{good:<3} {row['order_dependent']:>11} "
+            f"{row['unverified']:>4}"
         )
     return "\n".join(lines)
 
