@@ -707,13 +707,20 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
     if "max_tokens" in body:
         server.schema_errors.append("judge: max_tokens sent (reasoning models take max_completion_tokens)")
     blind = is_letter_request(body)
+    document = document_in(prompt)
     if blind:
         letters = _letters_in(prompt)
-        choice = script.choice_for(prompt, letters)
+        # Unscripted, the judge knows the answer the question's report request marked, wherever it is shown.
+        known = None
+        scripted = script._match(script.choice_texts, prompt) or script._match(script.choices, prompt)
+        if script.default_choice is None and scripted is None and isinstance(document, dict):
+            known = await known_answer(server, str(document.get("question", "")))
+        choice = script.choice_for(prompt, letters, options_in(prompt), known)
         pick = max(choice, key=choice.get)
         report: dict[str, Any] = {"answer": pick, "probability": choice[pick]}
         checks = ["probability"]
     else:
+        remember_marked(server, document)
         checks = _judge_checks_in(prompt)
         report = {name: script.probability_for(prompt, name) for name in checks}
         report.update(
