@@ -9,6 +9,14 @@ recorded `probabilities` and, for the blind score, either `probabilities.blind` 
 For each backend + model id, and for each scoring, it prints defects caught and good questions dropped at the
 stored threshold (or VERIFIER_DEFAULT_THRESHOLD when none is stored or the database cannot be read; --threshold
 overrides) and at the sweep's recommendation for that scoring (the widest threshold that drops no good question).
+
+    DJANGO_DEBUG=1 .venv/bin/python bench/gate_quality.py [FILE.json] --blind-debias [--threshold 0.6]
+
+runs the set's questions live through the gate against a scripted System One server instead: the checks answer
+the recorded probabilities, and the blind question is answered by two checkers, one that replays the recorded
+blind answer by option text (it knows the options wherever they are shown) and one that always says "A" (0.9,
+whatever A is), with the options unshuffled (computed: the gate before issue 16), one shuffled order, and two
+orders. Per row: "the checker chose" flags on good and defective questions, defects caught and good dropped.
 """
 
 import argparse
@@ -196,15 +204,143 @@ def format_report(results: list[dict[str, Any]], *, path: Path, about: str) -> s
     return "\n".join(lines)
 
 
+def _debias_items(raw_items: list[dict[str, Any]]) -> list[tuple[Any, dict[str, Any]]]:
+    from verifier.gate import GateItem
+
+    found = []
+    for number, raw in enumerate(raw_items, start=1):
+        options = tuple(str(option) for option in raw["options"])
+        found.append(
+            (
+                GateItem(
+                    key=f"b{number}",
+                    text=f"[{number}] {raw['question']}",
+                    options=options,
+                    correct_index=int(raw["correct_index"]),
+                    explanation=str(raw.get("explanation", "")),
+                ),
+                raw,
+            )
+        )
+    return found
+
+
+def _debias_row(decisions: list[Any], raws: list[dict[str, Any]], threshold: float) -> dict[str, int]:
+    pairs = list(zip(decisions, raws, strict=True))
+    return {
+        "flags_good": sum(1 for d, r in pairs if d.checker_chose and r["label"] == GOOD),
+        "flags_defective": sum(1 for d, r in pairs if d.checker_chose and r["label"] == DEFECTIVE),
+        "caught": sum(1 for d, r in pairs if d.outcome == "dropped" and r["label"] == DEFECTIVE),
+        "good_dropped": sum(1 for d, r in pairs if d.outcome == "dropped" and r["label"] == GOOD),
+        "order_dependent": sum(1 for d, _ in pairs if d.blind_order_dependent),
+        "unverified": sum(1 for d, _ in pairs if d.outcome == "unverified"),
+    }
+
+
+def _unshuffled_a_row(items: list[tuple[Any, dict[str, Any]]], threshold: float) -> dict[str, int]:
+    """The gate before shuffling, against a checker that always says A: computed, not run."""
+    row = dict.fromkeys(("flags_good", "flags_defective", "caught", "good_dropped", "order_dependent", "unverified"), 0)
+    for item, raw in items:
+        letters = option_letters(item.options)
+        rest = 0.1 / (len(letters) - 1)
+        reading = policy.blind_reading(
+            probabilities={letter: 0.9 if letter == "A" else rest for letter in letters},
+            marked=letters[item.correct_index],
+            disagree_at=conf.blind_disagree(),
+        )
+        probabilities = {check: float(p) for check, p in raw["probabilities"].items()}
+        score = min(
+            policy.closed_book_score(
+                probabilities=probabilities, has_explanation=policy.EXPLANATION_TRUE in probabilities
+            ),
+            reading.marked_probability,
+        )
+        good = raw["label"] == GOOD
+        row["flags_good" if good else "flags_defective"] += reading.disagrees
+        if score < threshold:
+            row["good_dropped" if good else "caught"] += 1
+    return row
+
+
+def blind_debias(raw_items: list[dict[str, Any]], *, threshold: float) -> list[tuple[str, str, dict[str, int]]]:
+    import asyncio
+
+    from django.conf import settings
+
+    from tests.fakes.model_server import ModelServer
+    from verifier.gate import Gate
+
+    items = _debias_items(raw_items)
+    raws = [raw for _, raw in items]
+    server = ModelServer().start()
+    settings.VERIFIER_BACKEND = "systemone"
+    settings.VERIFIER_BASE_URL = server.url
+    settings.VERIFIER_API_KEY = "bench"
+    settings.VERIFIER_MODEL = "jev-1.13.0"
+    settings.VERIFIER_TIMEOUT = 6.0
+    settings.VERIFIER_BLIND = True
+    server.script.probabilities = {item.text: dict(raw["probabilities"]) for item, raw in items}
+    knows = {
+        item.text: {
+            item.options[i]: float(raw["blind"].get(letter, 0.0))
+            for i, letter in enumerate("ABCDEF"[: len(item.options)])
+        }
+        for item, raw in items
+        if isinstance(raw.get("blind"), dict)
+    }
+
+    async def run() -> list[Any]:
+        async with Gate.from_settings(threshold=threshold) as gate:
+            return await gate.check_all([item for item, _ in items])
+
+    rows = [("always A", "unshuffled (before)", _unshuffled_a_row(items, threshold))]
+    try:
+        for checker in ("knows (recorded)", "always A"):
+            server.script.choice_texts = knows if checker.startswith("knows") else {}
+            server.script.default_choice = None if checker.startswith("knows") else "A"
+            for orders in (1, 2):
+                settings.VERIFIER_BLIND_ORDERS = orders
+                rows.append((checker, f"{orders} shuffled order(s)", _debias_row(asyncio.run(run()), raws, threshold)))
+    finally:
+        server.stop()
+    return rows
+
+
+def format_debias(rows: list[tuple[str, str, dict[str, int]]], *, good: int, defective: int) -> str:
+    lines = [
+        f"{'blind checker':<18} {'options shown':<22} {'flags good':>10} {'flags defective':>15} {'caught':>7} "
+        f"{'good dropped':>12} {'by position':>11} {'unv':>4}"
+    ]
+    for checker, shown, row in rows:
+        lines.append(
+            f"{checker:<18} {shown:<22} {row['flags_good']:>6}/{good:<3} {row['flags_defective']:>11}/{defective:<3} "
+            f"{row['caught']:>4}/{defective:<2} {row['good_dropped']:>8}/{good:<3} {row['order_dependent']:>11} "
+            f"{row['unverified']:>4}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", nargs="?", default=str(DEFAULT_SET))
     parser.add_argument("--threshold", type=float, help="instead of the stored (or default) threshold")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--blind-debias", action="store_true", help="run the set live: blind checkers x orders")
     args = parser.parse_args()
     path = Path(args.file)
     data = json.loads(path.read_text(encoding="utf-8"))
     raw_items = labelled_set_items(data)
+    if args.blind_debias:
+        import logging
+
+        logging.getLogger("verifier").setLevel(logging.ERROR)
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        threshold = args.threshold if args.threshold is not None else conf.default_threshold()
+        rows = blind_debias(raw_items, threshold=threshold)
+        good = sum(1 for raw in raw_items if raw["label"] == GOOD)
+        print(f"labelled set: {path}, threshold {threshold:g}")
+        print(format_debias(rows, good=good, defective=len(raw_items) - good))
+        return
     items = [replay(raw, number, disagree_at=conf.blind_disagree()) for number, raw in enumerate(raw_items, start=1)]
     results = report(items, threshold=args.threshold)
     if args.json:

@@ -326,6 +326,22 @@ VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.1
 VERIFIER_BLIND = env.bool("VERIFIER_BLIND", default=True)
 # "The checker chose X": another option got at least this probability (and more than the marked one).
 VERIFIER_BLIND_DISAGREE = env.float("VERIFIER_BLIND_DISAGREE", default=0.5)
+# The blind question shows the options in an order shuffled per question (from this seed and the question, so
+# a run can be reproduced), and maps the answer back. With 2 orders it is asked twice, the second time with every
+# option moved one place: the answers are averaged, and one that follows the position (the same letter twice, two
+# different options) is not scored and flags nothing. 1 only spreads a favourite letter over the options.
+VERIFIER_BLIND_ORDERS = env.int("VERIFIER_BLIND_ORDERS", default=2)
+VERIFIER_BLIND_SEED = env("VERIFIER_BLIND_SEED", default="")
+# A second opinion for the borderline: with VERIFIER_SECOND_OPINION_MODEL set, a question whose score lies within
+# VERIFIER_SECOND_OPINION_BAND of its threshold is asked again, by this backend (llm: any OpenAI-compatible chat
+# model with logprobs) at this URL, before the gate decides; its verdict decides. It has its own deadline and
+# fails open to the first verdict; the round's budget (VERIFIER_TIMEOUT after writing ends) still holds.
+VERIFIER_SECOND_OPINION_BACKEND = env("VERIFIER_SECOND_OPINION_BACKEND", default="llm")
+VERIFIER_SECOND_OPINION_MODEL = env("VERIFIER_SECOND_OPINION_MODEL", default="")
+VERIFIER_SECOND_OPINION_BASE_URL = env("VERIFIER_SECOND_OPINION_BASE_URL", default="")
+VERIFIER_SECOND_OPINION_API_KEY = env("VERIFIER_SECOND_OPINION_API_KEY", default="")
+VERIFIER_SECOND_OPINION_BAND = env.float("VERIFIER_SECOND_OPINION_BAND", default=0.1)
+VERIFIER_SECOND_OPINION_TIMEOUT = env.float("VERIFIER_SECOND_OPINION_TIMEOUT", default=10.0)
 # Circuit breaker per backend + model id (shared through the cache, so through Redis when REDIS_URL is set):
 # this many calls in a row that find the checker unavailable open it; after the cool-down one probe may go.
 VERIFIER_BREAKER_FAILURES = env.int("VERIFIER_BREAKER_FAILURES", default=5)

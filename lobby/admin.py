@@ -20,12 +20,15 @@ class RoomAdmin(admin.ModelAdmin):
     list_display = ("code", "round", "phase", "question_index", "created_at")
     list_filter = ("phase",)
     search_fields = ("code",)
+    readonly_fields = ("no_speed_bonus",)  # chosen before the game starts (lobby.services.room_set_no_speed_bonus)
 
 
 @admin.register(Player)
 class PlayerAdmin(admin.ModelAdmin):
     list_display = ("nickname", "room", "score", "removed")
     search_fields = ("nickname", "room__code")
+    # Given by the host during a game, which also moves the question's deadline (lobby.services.player_time_set).
+    readonly_fields = ("time_percent", "asks_more_time")
 
 
 @admin.register(Report)

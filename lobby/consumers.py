@@ -12,6 +12,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone, translation
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from core.i18n import language_from_scope
@@ -19,7 +20,7 @@ from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.machine import Action
-from lobby.selectors import player_view, room_seq, room_snapshot
+from lobby.selectors import EXTRA_TIME, TIME_REQUESTS, personal_time, player_view, room_seq, room_snapshot
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
@@ -43,11 +44,14 @@ HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOS
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
 
-def _player_join_limited(*, ip: str, code: str, nickname: object) -> services.Joined:
+def _player_join_limited(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
     """Join, counting the attempt against the IP's join limit and under its code-guess limit."""
     if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip):
         raise ratelimit.RateLimited()
-    return ratelimit.code_guess(ip=ip, lookup=lambda: services.player_join(code=code, nickname=nickname))
+    return ratelimit.code_guess(
+        ip=ip,
+        lookup=lambda: services.player_join(code=code, nickname=nickname, asks_more_time=asks_more_time),
+    )
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -144,7 +148,12 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message):
         if self.role is not None:
             return await self.send_error("not_now", _("You are already in this game."))
-        joined = await db(_player_join_limited)(ip=self.client_ip, code=self.code, nickname=message.get("nickname"))
+        joined = await db(_player_join_limited)(
+            ip=self.client_ip,
+            code=self.code,
+            nickname=message.get("nickname"),
+            asks_more_time=message.get("more_time") is True,
+        )
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk)
         await self.send_json(
             {
@@ -221,6 +230,32 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return await self.send_error("bad_message", _("Say locked: true or false."))
         await db(services.room_set_locked)(room_id=self.room_id, locked=locked)
 
+    async def on_extra_time(self, message):
+        """The host gives a player extra time: {"player": id, "percent": 100 | 150 | 200}."""
+        self._require("host")
+        player_id = message.get("player")
+        if not isinstance(player_id, int) or isinstance(player_id, bool):
+            return await self.send_error("bad_message", gettext("Say which player gets extra time."))
+        await db(services.player_time_set)(
+            room_id=self.room_id, player_id=player_id, time_percent=message.get("percent")
+        )
+
+    async def on_decline_time(self, message):
+        """The host declines a player's "I need more time": {"player": id}."""
+        self._require("host")
+        player_id = message.get("player")
+        if not isinstance(player_id, int) or isinstance(player_id, bool):
+            return await self.send_error("bad_message", gettext("Say whose request to decline."))
+        await db(services.player_time_request_decline)(room_id=self.room_id, player_id=player_id)
+
+    async def on_speed_bonus(self, message):
+        """{"no_speed_bonus": true | false}, in the lobby."""
+        self._require("host")
+        value = message.get("no_speed_bonus")
+        if not isinstance(value, bool):
+            return await self.send_error("bad_message", gettext("Say no_speed_bonus: true or false."))
+        await db(services.room_set_no_speed_bonus)(room_id=self.room_id, no_speed_bonus=value)
+
     async def on_sync(self, message):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;
         it gets a fresh snapshot only if the room has moved on since the one it holds."""
@@ -276,7 +311,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 await self.send_error("removed", _("The host removed you from this game."))
                 return await self.close()
             index = state["question_index"]
-            state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index)}
+            # The player's own time (extra time, their own countdown); who else has extra time is the host's.
+            mine = personal_time(state, player_id=self.player_id)
+            state.pop(EXTRA_TIME, None)
+            state.pop(TIME_REQUESTS, None)
+            state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index), **mine}
         await self.send_json(state)
 
     async def room_answers(self, event):

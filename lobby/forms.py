@@ -1,5 +1,6 @@
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 
@@ -10,6 +11,9 @@ class RoomCreateForm(forms.Form):
         min_value=settings.ROOM_MIN_TIMER,
         max_value=settings.ROOM_MAX_TIMER,
         initial=settings.ROOM_DEFAULT_TIMER,
+    )
+    no_speed_bonus = forms.BooleanField(
+        required=False, label=gettext_lazy("No speed bonus: a right answer scores the same at any moment")
     )
 
     def clean_source(self) -> tuple[str, int]:

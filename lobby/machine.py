@@ -10,6 +10,8 @@ from enum import StrEnum
 MAX_POINTS = 1000
 STREAK_STEP = 100
 STREAK_CAP = 500
+# A player's time on a question, in percent of the room's timer: everyone's, and the host's extra time x1.5, x2.
+TIME_PERCENTS = (100, 150, 200)
 
 
 class Phase(StrEnum):
@@ -103,17 +105,38 @@ class Scored:
     streak: int  # the player's correct answers in a row after it
 
 
-def answer_score(*, streak: int, correct: bool, elapsed_ms: int, timer_ms: int, voided: bool = False) -> Scored:
+def answer_score(
+    *, streak: int, correct: bool, elapsed_ms: int, window_ms: int, speed_bonus: bool = True, voided: bool = False
+) -> Scored:
     """The one scoring rule, for play (a question closing) and recompute (after a void) alike: one player's
-    points for one closed question, given their streak before it. A voided question counts as not asked: no
-    points, and the streak neither grows nor breaks. A wrong answer, or none, scores nothing and ends it."""
+    points for one closed question, given their streak before it. `window_ms` is the player's own time (their
+    extra time included), so a player with x2 loses speed points half as fast. Without `speed_bonus` a right
+    answer in time scores the full points at any moment. A voided question counts as not asked: no points, and
+    the streak neither grows nor breaks. A wrong answer, or none, scores nothing and ends it."""
     if voided:
         return Scored(points=0, streak=streak)
     if not correct:
         return Scored(points=0, streak=0)
     streak += 1
-    points = answer_points(correct=True, elapsed_ms=elapsed_ms, timer_ms=timer_ms) + streak_bonus(streak)
-    return Scored(points=points, streak=streak)
+    base = answer_points(correct=True, elapsed_ms=elapsed_ms if speed_bonus else 0, timer_ms=window_ms)
+    return Scored(points=base + streak_bonus(streak), streak=streak)
+
+
+# -- extra time ------------------------------------------------------------------------------------------------
+
+
+def time_window_ms(*, timer_ms: int, time_percent: int) -> int:
+    """A player's own time on a question: the room's timer, stretched by their extra time."""
+    return timer_ms * time_percent // 100
+
+
+def own_deadline_offset_ms(*, timer_ms: int, time_percent: int, closing_percent: int) -> int:
+    """How long before the room's deadline a player's own one falls. The room's deadline is the last of its
+    players' (the one with the most extra time: `closing_percent`), so that the clock closes the question then;
+    a player with less time had theirs this much earlier."""
+    return time_window_ms(timer_ms=timer_ms, time_percent=closing_percent) - time_window_ms(
+        timer_ms=timer_ms, time_percent=time_percent
+    )
 
 
 @dataclass(frozen=True)
@@ -122,6 +145,7 @@ class Given:
 
     correct: bool
     elapsed_ms: int
+    window_ms: int | None = None  # the player's own window; None: the room's timer
 
 
 @dataclass(frozen=True)
@@ -143,6 +167,7 @@ def scores_replay(
     voided: set[int],
     answers: dict[tuple[int, int], Given],
     timer_ms: int,
+    speed_bonus: bool = True,
 ) -> Replayed:
     """Every player's score and streak from scratch: the closed questions in order, each scored by
     `answer_score` as play scored it. `answers` maps (player id, question index) to what they answered."""
@@ -155,7 +180,8 @@ def scores_replay(
                 streak=standings[player].streak,
                 correct=given is not None and given.correct,
                 elapsed_ms=given.elapsed_ms if given is not None else 0,
-                timer_ms=timer_ms,
+                window_ms=given.window_ms if given is not None and given.window_ms else timer_ms,
+                speed_bonus=speed_bonus,
                 voided=index in voided,
             )
             standings[player] = Standing(score=standings[player].score + scored.points, streak=scored.streak)

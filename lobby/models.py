@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from lobby.machine import Phase, Position
+from lobby.machine import TIME_PERCENTS, Phase, Position
 
 
 class Room(models.Model):
@@ -25,6 +25,8 @@ class Room(models.Model):
     # The owner key (core/owner_keys.py) of the browser or account that created the room: its past games and
     # results page. Empty for rooms from before accounts: only their host tokens reach them.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
+    # Accessibility mode: a right answer scores the same at any moment (no points for speed).
+    no_speed_bonus = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -43,6 +45,13 @@ class Player(models.Model):
     score = models.IntegerField(default=0)
     streak = models.PositiveSmallIntegerField(default=0)
     removed = models.BooleanField(default=False)
+    # The player's time on each question, in percent of the room's timer (extra time: 150 or 200). Their own
+    # deadline and scoring window follow it (lobby.machine.time_window_ms).
+    time_percent = models.PositiveSmallIntegerField(
+        default=100, choices=[(percent, f"x{percent / 100:g}") for percent in TIME_PERCENTS]
+    )
+    # "I need more time" ticked when joining: shown to the host, who confirms (sets time_percent) or declines.
+    asks_more_time = models.BooleanField(default=False)
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,6 +74,9 @@ class Answer(models.Model):
     elapsed_ms = models.PositiveIntegerField()
     correct = models.BooleanField()
     points = models.IntegerField(default=0)  # set when the question closes
+    # The player's own window for this question (their extra time included), so a recompute scores as play did.
+    # Null for answers from before extra time: the room's timer.
+    window_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -122,8 +122,12 @@ def scores_recompute(room: Room) -> None:
         players=[player.pk for player in players],
         questions=machine.closed_questions(room.position),
         voided=set(voided_indexes(room_id=room.pk)),
-        answers={key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms) for key, a in answers.items()},
+        answers={
+            key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms, window_ms=a.window_ms)
+            for key, a in answers.items()
+        },
         timer_ms=room.timer_seconds * 1000,
+        speed_bonus=not room.no_speed_bonus,
     )
     changed = []
     for key, points in replayed.points.items():

@@ -18,7 +18,8 @@ from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "option_seed", "round__title", "round__check_status")  # fmt: skip
+                "deadline", "option_seed", "round__title", "round__check_status", "round__check_note",
+                "no_speed_bonus")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -44,8 +45,14 @@ def room_picture(*, room_id: int) -> Picture:
     model objects. Its CPU time holds the GIL while the server's event loop waits to fan out
     (bench/game_path.py)."""
     room = Room.objects.filter(pk=room_id).values(*_ROOM_FIELDS).get()
-    players = list(Player.objects.filter(room_id=room_id, removed=False).values_list("id", "nickname", "score"))
+    rows = list(
+        Player.objects.filter(room_id=room_id, removed=False).values_list(
+            "id", "nickname", "score", "time_percent", "asks_more_time"
+        )
+    )
+    players = [(player_id, nickname, score) for player_id, nickname, score, _, _ in rows]
     ranks = machine.rank([(player_id, score) for player_id, _, score in players])
+    closing_percent = max((percent for _, _, _, percent, _ in rows), default=100)
     phase, index = room["phase"], room["question_index"]
     snapshot: dict = {
         "type": "state",
@@ -54,17 +61,22 @@ def room_picture(*, room_id: int) -> Picture:
         "phase": phase,
         "title": room["round__title"],
         "check_status": room["round__check_status"],
-        "check_label": str(CheckStatus(room["round__check_status"]).label),
+        "check_label": str(room["round__check_note"] or CheckStatus(room["round__check_status"]).label),
         "question_count": room["question_count"],
         "question_index": index,
         "timer_seconds": room["timer_seconds"],
         "locked": room["locked"],
+        "no_speed_bonus": room["no_speed_bonus"],
         "players": [
             {"id": player_id, "nickname": nickname, "score": score, "rank": ranks[player_id]}
             for player_id, nickname, score in players
         ],
         # Questions taken out of the scores after review (their points no longer count).
         "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
+        # For the host only (a player's connection keeps its own entry, see `personal_time`): who has extra
+        # time (player id -> percent, only those above x1) and who asked for it when joining.
+        EXTRA_TIME: {str(player_id): percent for player_id, _, _, percent, _ in rows if percent != 100},
+        TIME_REQUESTS: [player_id for player_id, _, _, _, asks in rows if asks],
     }
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
@@ -80,7 +92,11 @@ def room_picture(*, room_id: int) -> Picture:
         )
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION:
-            remaining = (room["deadline"] - timezone.now()).total_seconds() * 1000
+            # Everyone's time at x1 (the host's countdown): the room's deadline is the last extended one.
+            offset = machine.own_deadline_offset_ms(
+                timer_ms=room["timer_seconds"] * 1000, time_percent=100, closing_percent=closing_percent
+            )
+            remaining = (room["deadline"] - timezone.now()).total_seconds() * 1000 - offset
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
             distribution = [0] * len(question.options)
@@ -104,6 +120,23 @@ def room_picture(*, room_id: int) -> Picture:
             }
             return Picture(snapshot=snapshot, crowd=crowd, distribution=distribution)
     return Picture(snapshot=snapshot, crowd=crowd)
+
+
+EXTRA_TIME = "extra_time"
+TIME_REQUESTS = "time_requests"
+
+
+def personal_time(snapshot: dict, *, player_id: int) -> dict:
+    """What one player's frames carry of the host-only extra-time fields: their own time (percent of the timer),
+    whether their request is pending and, during a question, their own remaining time. No database."""
+    percent = snapshot.get(EXTRA_TIME, {}).get(str(player_id), 100)
+    mine = {"time_percent": percent, "asks_more_time": player_id in snapshot.get(TIME_REQUESTS, ())}
+    if "remaining_ms" in snapshot:
+        extra = machine.time_window_ms(timer_ms=snapshot["timer_seconds"] * 1000, time_percent=percent) - (
+            snapshot["timer_seconds"] * 1000
+        )
+        mine["remaining_ms"] = snapshot["remaining_ms"] + extra
+    return mine
 
 
 def _shown(order: tuple[int, ...], original: int) -> int:
@@ -142,14 +175,21 @@ def player_view(*, player_id: int) -> dict:
 
 def results_csv(*, room: Room) -> str:
     """One row per player; each answer names the option by the round's letter and its text (the same in every
-    room of the round, whatever order a room showed)."""
+    room of the round, whatever order a room showed), whether it was right and its points. The header names each
+    question and its correct option."""
     questions = round_question_list(round_id=room.round_id)
     players = list(room.players.filter(removed=False))
     ranks = machine.rank([(p.pk, p.score) for p in players])
     answers = {(a.player_id, a.question_index): a for a in room.answers.all()}
     out = io.StringIO()
     writer = csv_writer(out)
-    writer.writerow(["rank", "nickname", "score", *[f"Q{i + 1}" for i in range(len(questions))]])
+    # Each question's column says what was asked and which option was right; a cell, what the player answered.
+    header = []
+    for number, question in enumerate(questions, start=1):
+        letter = "ABCDEF"[question.correct_index] if question.correct_index < 6 else "?"
+        correct = question.options[question.correct_index] if question.correct_index < len(question.options) else ""
+        header.append(f"Q{number}: {question.text} [correct {letter}: {correct}]")
+    writer.writerow(["rank", "nickname", "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []
         for index in range(len(questions)):

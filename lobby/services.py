@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, FilteredRelation, Q
+from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from lobby import events, machine, review
@@ -60,11 +61,16 @@ class CreatedRoom:
 
 
 def room_create(
-    *, round_id: int, timer_seconds: int, option_seed: str | None = None, owner_key: str = ""
+    *,
+    round_id: int,
+    timer_seconds: int,
+    option_seed: str | None = None,
+    owner_key: str = "",
+    no_speed_bonus: bool = False,
 ) -> CreatedRoom:
     """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
     given ("" keeps the round's order, as rooms from before shuffling do). `owner_key` files it among that
-    host's past games."""
+    host's past games. With `no_speed_bonus` a right answer scores the same at any moment."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
@@ -84,6 +90,7 @@ def room_create(
                     question_count=count,
                     option_seed=option_seed,
                     owner_key=owner_key,
+                    no_speed_bonus=bool(no_speed_bonus),
                 )
             break
         except IntegrityError:
@@ -179,7 +186,8 @@ class Joined:
     token: str
 
 
-def player_join(*, code: str, nickname: object) -> Joined:
+def player_join(*, code: str, nickname: object, asks_more_time: bool = False) -> Joined:
+    """A new player. `asks_more_time`: they ticked "I need more time"; the host confirms or declines it."""
     nickname, key = clean_nickname(nickname)
     with transaction.atomic():
         try:
@@ -194,7 +202,9 @@ def player_join(*, code: str, nickname: object) -> Joined:
             raise RoomFull(f"This game is full: {settings.ROOM_MAX_PLAYERS} players is the most a room holds.")
         if room.players.filter(removed=False, nickname_key=key).exists():
             raise NicknameTaken()
-        player = Player.objects.create(room=room, nickname=nickname, nickname_key=key)
+        player = Player.objects.create(
+            room=room, nickname=nickname, nickname_key=key, asks_more_time=asks_more_time is True
+        )
         _bump(room.pk)
     return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk))
 
@@ -213,11 +223,73 @@ def player_resume(*, token: object, code: str) -> Player:
 
 def player_remove(*, room_id: int, player_id: int) -> None:
     with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        before = _closing_percent(room_id)
         updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(removed=True)
         if updated:
+            # The one with the most extra time has gone: the question closes at the new last deadline.
+            _refit_deadline(room, before)
             _bump(room_id)
     if updated:
         _close_if_everyone_answered(room_id=room_id)
+
+
+# -- accessibility: extra time and no speed bonus ----------------------------------------------------------------
+
+
+def player_time_set(*, room_id: int, player_id: int, time_percent: object) -> None:
+    """The host gives a player extra time (150, 200; 100 takes it back), in the lobby or during the game; a
+    pending "I need more time" is answered by it. During a question the player's own deadline moves at once,
+    and with it the room's (the last of its players')."""
+    if time_percent not in machine.TIME_PERCENTS or isinstance(time_percent, bool):
+        raise NotNow(gettext("Choose the time: x1, x1.5 or x2."))
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if room.phase == Phase.FINISHED:
+            raise NotNow(gettext("The game has finished."))
+        before = _closing_percent(room_id)
+        updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(
+            time_percent=time_percent, asks_more_time=False
+        )
+        if not updated:
+            raise NotNow(gettext("That player is no longer in the game."))
+        _refit_deadline(room, before)
+        _bump(room_id)
+
+
+def player_time_request_decline(*, room_id: int, player_id: int) -> None:
+    """The host declines a player's "I need more time": the request goes, their time stays as it is."""
+    with transaction.atomic():
+        if Player.objects.filter(pk=player_id, room_id=room_id, removed=False, asks_more_time=True).update(
+            asks_more_time=False
+        ):
+            _bump(room_id)
+
+
+def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
+    """Set before the game starts: a game must not change how it scores halfway."""
+    with transaction.atomic():
+        if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(no_speed_bonus=bool(no_speed_bonus)):
+            raise NotNow(gettext("The speed bonus can only be changed before the game starts."))
+        _bump(room_id)
+
+
+def _closing_percent(room_id: int) -> int:
+    """The most time any player of the room has: the room's deadline is theirs."""
+    most = Player.objects.filter(room_id=room_id, removed=False).aggregate(most=Max("time_percent"))["most"]
+    return most or 100
+
+
+def _refit_deadline(room: Room, before: int) -> None:
+    """Keep the room's deadline the last of its players' after their time changed (the room's row is locked)."""
+    after = _closing_percent(room.pk)
+    if room.phase != Phase.QUESTION or after == before or room.deadline is None:
+        return
+    timer_ms = room.timer_seconds * 1000
+    shift = machine.time_window_ms(timer_ms=timer_ms, time_percent=after) - machine.time_window_ms(
+        timer_ms=timer_ms, time_percent=before
+    )
+    Room.objects.filter(pk=room.pk).update(deadline=room.deadline + timedelta(milliseconds=shift))
 
 
 def room_set_locked(*, room_id: int, locked: bool) -> None:
@@ -240,8 +312,10 @@ def _compare_and_set(room: Room, target: Position, **fields) -> bool:
 
 
 def _start_question_fields(room: Room) -> dict:
+    """The room's deadline is the last of its players' own: the clock closes the question then."""
     now = timezone.now()
-    return {"question_started_at": now, "deadline": now + timedelta(seconds=room.timer_seconds)}
+    window = machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=_closing_percent(room.pk))
+    return {"question_started_at": now, "deadline": now + timedelta(milliseconds=window)}
 
 
 def game_act(
@@ -290,17 +364,21 @@ def _score_question(room: Room, question_index: int) -> None:
     timer_ms = room.timer_seconds * 1000
     # Rows as tuples, not model objects: this runs with the room's row locked, and its CPU time is the GIL's.
     answers = {
-        player_id: (answer_id, elapsed_ms)
-        for answer_id, player_id, elapsed_ms in Answer.objects.filter(
+        player_id: (answer_id, elapsed_ms, window_ms or timer_ms)
+        for answer_id, player_id, elapsed_ms, window_ms in Answer.objects.filter(
             room=room, question_index=question_index, correct=True
-        ).values_list("pk", "player_id", "elapsed_ms")
+        ).values_list("pk", "player_id", "elapsed_ms", "window_ms")
     }
     answer_rows, player_rows = [], []
     for player_id, score, streak in room.players.filter(removed=False).values_list("pk", "score", "streak"):
         # A wrong answer keeps the points it was stored with (none); only right ones are written.
-        answer_id, elapsed_ms = answers.get(player_id, (None, 0))
+        answer_id, elapsed_ms, window_ms = answers.get(player_id, (None, 0, timer_ms))
         scored = machine.answer_score(
-            streak=streak, correct=answer_id is not None, elapsed_ms=elapsed_ms, timer_ms=timer_ms
+            streak=streak,
+            correct=answer_id is not None,
+            elapsed_ms=elapsed_ms,
+            window_ms=window_ms,
+            speed_bonus=not room.no_speed_bonus,
         )
         if answer_id is not None:
             answer_rows.append((answer_id, scored.points))
@@ -329,12 +407,26 @@ def resume_after_outage() -> int:
     """After the database was unreachable, give every open question at least a few seconds more, so answers
     held back by the outage land before the clock closes it. Idempotent: every process's clock may call it."""
     floor = timezone.now() + timedelta(seconds=settings.DB_OUTAGE_RESUME_SECONDS)
-    room_ids = list(Room.objects.filter(phase=Phase.QUESTION, deadline__lt=floor).values_list("pk", flat=True))
+    # In a room with extra time the deadline is the last player's: everyone's own must reach the floor.
+    open_rooms = Room.objects.filter(phase=Phase.QUESTION).annotate(
+        closing=Max("players__time_percent", filter=Q(players__removed=False))
+    )
+    extended = 0
     with transaction.atomic():
-        Room.objects.filter(pk__in=room_ids, deadline__lt=floor).update(deadline=floor, seq=F("seq") + 1)
-        for room_id in room_ids:
-            events.room_changed(room_id=room_id)
-    return len(room_ids)
+        for room_id, timer_seconds, deadline, closing in open_rooms.values_list(
+            "pk", "timer_seconds", "deadline", "closing"
+        ):
+            needed = floor + timedelta(
+                milliseconds=machine.own_deadline_offset_ms(
+                    timer_ms=timer_seconds * 1000, time_percent=100, closing_percent=closing or 100
+                )
+            )
+            if deadline < needed and Room.objects.filter(pk=room_id, deadline__lt=needed).update(
+                deadline=needed, seq=F("seq") + 1
+            ):
+                extended += 1
+                events.room_changed(room_id=room_id)
+    return extended
 
 
 def close_due_questions() -> int:
@@ -450,7 +542,14 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
             raise TooLate()
         raise AnswerRefused(_("That question is not open."))
     now = answer.received_at or timezone.now()
-    if now > room.deadline:
+    timer_ms = room.timer_seconds * 1000
+    # The room's deadline is the last of its players'; this player's own may be earlier.
+    own_deadline = room.deadline - timedelta(
+        milliseconds=machine.own_deadline_offset_ms(
+            timer_ms=timer_ms, time_percent=room.answering_time_percent, closing_percent=room.closing_time_percent
+        )
+    )
+    if now > own_deadline:
         raise TooLate()
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
@@ -470,19 +569,23 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
         option=original,
         elapsed_ms=max(elapsed_ms, 0),
         correct=original == question.correct_index,
+        window_ms=machine.time_window_ms(timer_ms=timer_ms, time_percent=room.answering_time_percent),
     )
 
 
 _ROOMS_OF_PLAYERS = (
-    "SELECT r.*, p.id AS answering_player_id, EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
-    "AND a.question_index = r.question_index) AS answered_current "
+    "SELECT r.*, p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
+    "EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
+    "AND a.question_index = r.question_index) AS answered_current, "
+    "(SELECT MAX(q.time_percent) FROM lobby_player q WHERE q.room_id = r.id AND NOT q.removed) AS closing_time_percent "
     "FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id WHERE p.id IN ({}) AND NOT p.removed"
 )
 
 
 def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
     """Player id -> room, for the players still in a room, each with `answered_current`: whether that player
-    has answered the room's current question. On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
+    has answered the room's current question, `answering_time_percent` (their time) and `closing_time_percent`
+    (the most any player of the room has). On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
     transaction already holds the database's write lock."""
     ids = [player_id for player_id in player_ids if isinstance(player_id, int)]
     if not ids:

@@ -1,4 +1,5 @@
 import functools
+import json
 from urllib.parse import urlencode
 
 import segno
@@ -13,6 +14,7 @@ from core.lan import shareable_url
 from core.owner_keys import session_owner_key
 from lobby import ratelimit, services
 from lobby import results as results_selectors
+from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
 from lobby.models import Room
@@ -85,6 +87,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 round_id=round_.pk,
                 timer_seconds=form.cleaned_data["timer_seconds"],
                 owner_key=session_owner_key(request.session, create=True),
+                no_speed_bonus=form.cleaned_data["no_speed_bonus"],
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", "That pack or round no longer exists.")
@@ -95,7 +98,11 @@ def home(request: HttpRequest) -> HttpResponse:
             return redirect("lobby:host", code=created.room.code)
     choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
     choices += [
-        {"value": f"round:{r.pk}", "title": r.title, "note": f"your questions, {r.get_check_status_display().lower()}"}
+        {
+            "value": f"round:{r.pk}",
+            "title": r.title,
+            "note": f"your questions, {r.check_label[0].lower()}{r.check_label[1:]}",
+        }
         for r in host_round_list(owner_key=session_owner_key(request.session))
     ]
     wanted = request.GET.get("round", "")
@@ -217,7 +224,12 @@ def game_results(request: HttpRequest, room: Room) -> HttpResponse:
 
 def _downloads(room: Room) -> dict:
     """The files a game's results page links to. The one place to add another (the room's audit trail)."""
-    return {"downloads": [{"label": _("results (CSV)"), "url": reverse("lobby:results", kwargs={"code": room.code})}]}
+    return {
+        "downloads": [
+            {"label": _("results (CSV)"), "url": reverse("lobby:results", kwargs={"code": room.code})},
+            {"label": _("audit trail (JSON)"), "url": reverse("lobby:audit", kwargs={"code": room.code})},
+        ]
+    }
 
 
 @require_GET
@@ -227,6 +239,17 @@ def past_games(request: HttpRequest) -> HttpResponse:
         owner_key=session_owner_key(request.session), host_tokens=request.session.get(HOST_TOKENS, {})
     )
     return render(request, "lobby/past_games.html", {"games": games})
+
+
+@require_GET
+@_host_only()
+def audit(request: HttpRequest, room: Room) -> HttpResponse:
+    """Everything needed to see why each question of this game was played (lobby/audit.py), for its host."""
+    content = json.dumps(room_audit(room), ensure_ascii=False, indent=2) + "\n"
+    response = HttpResponse(content, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}-audit.json"'
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_GET

@@ -8,10 +8,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.client_ip import client_ip_from_request, client_network
 from core.owner_keys import session_owner_key
 from quiz import conf
+from quiz.checking import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.gen_limits import GenerationLimited
 from quiz.jobs import generation_cancel, generation_job_create, generation_job_get, generation_retry
-from quiz.models import GenerationJob
+from quiz.models import GenerationJob, JobKind
 from quiz.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
 from quiz.runner import generation_enqueue
 from quiz.selectors import generation_round_questions, generation_snapshot
@@ -118,7 +119,17 @@ def generate_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "token": generation_token(job_id=job.pk),
         "questions": generation_round_questions(job=job),
     }
+    if job.kind == JobKind.CHECK:
+        context["checked"] = _checked_questions(job)
     return render(request, "quiz/generate_job.html", context)
+
+
+def _checked_questions(job: GenerationJob) -> list:
+    """A finished check's questions, each with its latest verdict (None: not checked)."""
+    if not job.finished or job.round is None:
+        return []
+    entries = list(job.round.entries.select_related("question"))
+    return list(zip([entry.question for entry in entries], round_check_marks(round_=job.round), strict=True))
 
 
 @require_GET
@@ -139,7 +150,13 @@ def generate_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def generate_retry(request: HttpRequest, job_id: int) -> HttpResponse:
     try:
-        fresh = generation_retry(job_id=job_id, owner_key=_owner_key(request), client_network=_client_network(request))
+        job = generation_job_get(job_id=job_id, owner_key=_owner_key(request))
+        if job.kind == JobKind.CHECK and job.round is not None:
+            fresh = round_check_job_create(round_=job.round, owner_key=_owner_key(request))
+        else:
+            fresh = generation_retry(
+                job_id=job_id, owner_key=_owner_key(request), client_network=_client_network(request)
+            )
     except GenerationNotFound as error:
         raise Http404(str(error)) from error
     except QuizError as error:

@@ -3,6 +3,7 @@
 from django.db import transaction
 from django.db.models import Count
 
+from quiz.checking import CheckMark, question_check_marks, round_check_refresh
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.models import CheckStatus, GenerationJob, Provenance, Question, Round, RoundQuestion
 from quiz.selectors import round_question_facts_forget
@@ -59,7 +60,7 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
     round_.title = title.strip()[:200] or "My questions"
     update_fields = ["title"]
     if changed:
-        # The old check result no longer describes these questions.
+        # The old check result no longer describes these questions (a host's check is summed up again below).
         round_.check_status = CheckStatus.UNCHECKED
         update_fields.append("check_status")
         round_.entries.all().delete()
@@ -69,6 +70,9 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
         )
         round_question_facts_forget(round_id=round_.pk)
     round_.save(update_fields=update_fields)
+    if changed and round_.check_note:
+        # Checked with "check my questions": what is left keeps its verdicts, an edited question has none.
+        round_check_refresh(round_=round_)
     return round_
 
 
@@ -80,3 +84,10 @@ def host_rounds_move(*, from_key: str, to_key: str) -> int:
     with transaction.atomic():
         GenerationJob.objects.filter(owner_key=from_key).update(owner_key=to_key)
         return Round.objects.filter(owner_key=from_key).update(owner_key=to_key)
+
+
+def host_round_entries(*, round_: Round) -> list[tuple[QuestionData, CheckMark | None]]:
+    """The round's questions in order, each with its latest verdict (None: never checked), for the editor."""
+    entries = list(round_.entries.select_related("question"))
+    marks = question_check_marks(question_ids=[entry.question_id for entry in entries])
+    return [(entry.question.as_data(), marks.get(entry.question_id)) for entry in entries]

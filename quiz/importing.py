@@ -160,21 +160,85 @@ def parse_json(text: str) -> ImportResult:
     return result
 
 
-def export_csv(questions: list[QuestionData]) -> str:
+# The audit trail's columns after the question's own (quiz/audit.py): the importer ignores them, so an export
+# imports back as the same questions and none of its verdicts (a verdict belongs to the check that made it).
+AUDIT_CSV_COLUMNS = (
+    "origin",
+    "pack",
+    "writer_model_id",
+    "writer_served_model_id",
+    "check_count",
+    "check_backend",
+    "check_served_model_id",
+    "check_requested_model_id",
+    "check_probabilities",
+    "check_score",
+    "check_threshold",
+    "check_outcome",
+    "check_reason",
+    "check_message",
+    "check_second_opinion",
+    "checks",
+    "review_label",
+    "review_note",
+    "review_fixed_as",
+)
+
+
+def _json_cell(value: Any) -> str:
+    return "" if value in (None, {}, []) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _number_cell(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def audit_csv_cells(audit: dict[str, Any]) -> list[Any]:
+    """One question's audit as the CSV's audit columns: its latest check in columns, every check as JSON."""
+    origin = audit.get("origin") or {}
+    checks = audit.get("checks") or []
+    last = checks[-1] if checks else {}
+    review = audit.get("review") or {}
+    return [
+        origin.get("provenance", ""),
+        (origin.get("pack") or {}).get("slug", ""),
+        origin.get("writer_model_id", ""),
+        origin.get("writer_served_model_id", ""),
+        len(checks),
+        last.get("backend", ""),
+        last.get("served_model_id", ""),
+        last.get("requested_model_id", ""),
+        _json_cell(last.get("probabilities")),
+        _number_cell(last.get("score")),
+        _number_cell(last.get("threshold")),
+        last.get("outcome", ""),
+        last.get("reason", ""),
+        last.get("message", ""),
+        _json_cell(last.get("second_opinion")),
+        _json_cell(checks),
+        review.get("label", ""),
+        review.get("note", ""),
+        review.get("fixed_as", ""),
+    ]
+
+
+def export_csv(questions: list[QuestionData], *, audits: list[dict[str, Any]] | None = None) -> str:
+    """The questions in the import's columns; with `audits` (one per question), the audit columns after them."""
     buffer = io.StringIO(newline="")
     writer = csv_writer(buffer)
-    writer.writerow(CSV_COLUMNS)
-    for question in questions:
+    writer.writerow(CSV_COLUMNS + (AUDIT_CSV_COLUMNS if audits is not None else ()))
+    for number, question in enumerate(questions):
         options = list(question.options) + [""] * (MAX_OPTIONS - len(question.options))
-        writer.writerow(
-            [
-                question.text,
-                *options,
-                OPTION_LETTERS[question.correct_index],
-                question.explanation,
-                question.source,
-            ]
-        )
+        row = [
+            question.text,
+            *options,
+            OPTION_LETTERS[question.correct_index],
+            question.explanation,
+            question.source,
+        ]
+        if audits is not None:
+            row += audit_csv_cells(audits[number])
+        writer.writerow(row)
     return buffer.getvalue()
 
 
@@ -188,6 +252,20 @@ def question_as_json(question: QuestionData) -> dict[str, Any]:
     }
 
 
-def export_json(*, title: str, questions: list[QuestionData]) -> str:
-    payload = {"title": title, "questions": [question_as_json(question) for question in questions]}
+def export_json(
+    *,
+    title: str,
+    questions: list[QuestionData],
+    audits: list[dict[str, Any]] | None = None,
+    about: dict[str, Any] | None = None,
+) -> str:
+    """With `audits`, each question carries its audit trail whole under "audit" (the importer ignores it), and
+    `about` (the round's own record) goes under "round"."""
+    items = [question_as_json(question) for question in questions]
+    if audits is not None:
+        for item, audit in zip(items, audits, strict=True):
+            item["audit"] = audit
+    payload: dict[str, Any] = {"title": title, "questions": items}
+    if about is not None:
+        payload["round"] = about
     return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"

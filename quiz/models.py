@@ -17,6 +17,8 @@ class CheckStatus(models.TextChoices):
     CHECKED = "checked", _("Checked by the gate")
     PARTLY_UNVERIFIED = "partly_unverified", _("Checked, some questions could not be verified")
     UNVERIFIED = "unverified", _("Could not be verified")
+    # A host's own questions checked on request: the gate found some doubtful, and the host kept them.
+    DOUBTFUL_KEPT = "doubtful_kept", _("Checked, doubtful questions kept by the host")
 
 
 class Pack(models.Model):
@@ -73,6 +75,9 @@ class Round(models.Model):
     language = models.CharField(max_length=10, default="en")
     # The browser session that made a host round; only it may edit or export it.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
+    # What the last "check my questions" found, in the host's words (quiz.checking.round_check_summary),
+    # e.g. "checked: 2 doubtful kept by the host"; empty when the round was never checked that way.
+    check_note = models.CharField(max_length=200, blank=True)
     questions = models.ManyToManyField(Question, through="RoundQuestion", related_name="rounds")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -81,6 +86,11 @@ class Round(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def check_label(self) -> str:
+        """What the host's screens say about how the round was checked."""
+        return self.check_note or self.get_check_status_display()
 
 
 class RoundQuestion(models.Model):
@@ -104,9 +114,17 @@ class GenerationStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
-class GenerationJob(models.Model):
-    """One request for a model-written round; its progress is stored so a reloaded page can show it."""
+class JobKind(models.TextChoices):
+    WRITE = "write", "Write a round"
+    # Send an existing round's questions through the gate (quiz.checking); `round` is set from the start.
+    CHECK = "check", "Check a round"
 
+
+class GenerationJob(models.Model):
+    """One request for a model-written round, or for a check of an existing round's questions; its progress is
+    stored so a reloaded page can show it."""
+
+    kind = models.CharField(max_length=5, choices=JobKind.choices, default=JobKind.WRITE)
     topic = models.CharField(max_length=200, blank=True)
     count = models.PositiveSmallIntegerField()
     difficulty = models.CharField(max_length=10, default="medium")

@@ -1,8 +1,8 @@
-"""Where a generation job runs: `QUIZ_GENERATION_RUNNER` names a function taking the job's id, called once the
-transaction that created the job commits. Two are shipped: a Celery worker (with a broker, REDIS_URL), and this
-process (the embedded default), on the ASGI server's own event loop so its broadcasts reach the in-memory
-channel layer there, or in a daemon thread when there is no such loop. Eager Celery would run the job inside
-the request that started it. A test may name its own runner.
+"""Where a generation job runs (writing a round, or checking one: quiz.checking): `QUIZ_GENERATION_RUNNER`
+names a function taking the job's id, called once the transaction that created the job commits. Two are shipped:
+a Celery worker (with a broker, REDIS_URL), and this process (the embedded default), on the ASGI server's own
+event loop so its broadcasts reach the in-memory channel layer there, or in a daemon thread when there is no such
+loop. Eager Celery would run the job inside the request that started it. A test may name its own runner.
 """
 
 import asyncio
@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 from core.server_loop import server_loop
-from quiz.jobs import generation_run, generation_run_async
+from quiz.checking import job_run, job_run_async
 from quiz.tasks import generate_round
 
 # Strong references to in-process runs, so the event loop does not drop a running task.
@@ -41,10 +41,10 @@ def generation_start_in_process(job_id: int) -> None:
         # A fresh context: the request's (its thread-sensitive executor, which quits with the request) must not leak.
         loop.call_soon_threadsafe(_spawn, job_id, context=contextvars.Context())
         return
-    threading.Thread(target=generation_run, kwargs={"job_id": job_id}, name=f"generation-{job_id}", daemon=True).start()
+    threading.Thread(target=job_run, kwargs={"job_id": job_id}, name=f"generation-{job_id}", daemon=True).start()
 
 
 def _spawn(job_id: int) -> None:
-    task = asyncio.get_running_loop().create_task(generation_run_async(job_id=job_id), context=contextvars.Context())
+    task = asyncio.get_running_loop().create_task(job_run_async(job_id=job_id), context=contextvars.Context())
     _running.add(task)
     task.add_done_callback(_running.discard)

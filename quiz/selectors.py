@@ -93,6 +93,7 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
     """The small state a host's page shows; sent on connect and after every change."""
     return {
         "id": job.pk,
+        "kind": job.kind,
         "status": job.status,
         "finished": job.finished,
         "revision": job.revision,

@@ -1,16 +1,27 @@
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.owner_keys import session_owner_key
 from quiz import importing
+from quiz.audit import round_audit
+from quiz.checking import gate_configured, round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
-from quiz.host_rounds import host_round_get, host_round_questions, host_round_save, host_round_summaries
-from quiz.models import Round
-from quiz.services import round_create_for_host
+from quiz.host_rounds import (
+    host_round_entries,
+    host_round_get,
+    host_round_questions,
+    host_round_save,
+    host_round_summaries,
+)
+from quiz.models import Pack, Round
+from quiz.runner import generation_enqueue
+from quiz.selectors import pack_list
+from quiz.services import round_create_for_host, round_create_from_pack
 
 
 def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
@@ -27,7 +38,10 @@ def _own_round(request: HttpRequest, round_id: int) -> Round:
 @require_GET
 def round_list(request: HttpRequest) -> HttpResponse:
     rounds = host_round_summaries(owner_key=_owner_key(request))
-    return render(request, "quiz/round_list.html", {"rounds": rounds, "new_form": RoundTitleForm()})
+    context = {"rounds": rounds, "new_form": RoundTitleForm(), "checker_on": gate_configured()}
+    if request.user.is_staff:
+        context["packs"] = pack_list()
+    return render(request, "quiz/round_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -41,7 +55,8 @@ def round_edit(request: HttpRequest, round_id: int) -> HttpResponse:
 
 
 def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse:
-    questions = host_round_questions(round_=round_) if round_ else []
+    entries = host_round_entries(round_=round_) if round_ else []
+    questions = [data for data, _ in entries]
     too_long = len(questions) > MAX_EDITOR_QUESTIONS
     if request.method == "POST" and not too_long:
         title_form = RoundTitleForm(request.POST)
@@ -65,6 +80,9 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
         title = round_.title if round_ else request.GET.get("title", "")
         title_form = RoundTitleForm(initial={"title": title[:200]})
         formset = question_formset(questions=questions)
+        # Each question's latest verdict under its block (an edited question is a new one: no verdict).
+        for form, (_, mark) in zip(formset.forms, entries, strict=False):
+            form.check_mark = mark
     context = {
         "round": round_,
         "title_form": title_form,
@@ -73,8 +91,41 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
         "question_count": len(questions),
         "max_questions": MAX_EDITOR_QUESTIONS,
         "csv_columns": importing.CSV_COLUMNS,
+        "checker_on": gate_configured(),
+        "checked_count": sum(1 for _, mark in entries if mark is not None),
     }
     return render(request, "quiz/round_editor.html", context)
+
+
+def _start_check(request: HttpRequest, round_: Round) -> HttpResponse:
+    try:
+        job = round_check_job_create(round_=round_, owner_key=_owner_key(request, create=True))
+    except QuizError as error:
+        messages.error(request, str(error))
+        return redirect("quiz:round_edit", round_id=round_.pk) if round_.owner_key else redirect("quiz:round_list")
+    generation_enqueue(job_id=job.pk)
+    return redirect("quiz:generate_detail", job_id=job.pk)
+
+
+@require_POST
+def round_check(request: HttpRequest, round_id: int) -> HttpResponse:
+    """Check my questions: every question of the host's round through the gate, with live progress."""
+    return _start_check(request, _own_round(request, round_id))
+
+
+@require_POST
+@staff_member_required
+def pack_check(request: HttpRequest, pack_id: int) -> HttpResponse:
+    """Staff re-check a sample pack the same way (a fresh round of the pack carries the check)."""
+    pack = Pack.objects.filter(pk=pack_id).first()
+    if pack is None:
+        raise Http404("No such pack.")
+    try:
+        round_ = round_create_from_pack(pack=pack)
+    except QuizError as error:
+        messages.error(request, str(error))
+        return redirect("quiz:round_list")
+    return _start_check(request, round_)
 
 
 @require_http_methods(["GET", "POST"])
@@ -97,7 +148,13 @@ def round_import(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "quiz/round_import.html",
-        {"form": form, "result": result, "saved": saved, "csv_columns": importing.CSV_COLUMNS},
+        {
+            "form": form,
+            "result": result,
+            "saved": saved,
+            "csv_columns": importing.CSV_COLUMNS,
+            "checker_on": gate_configured(),
+        },
     )
 
 
@@ -114,13 +171,20 @@ def _filename(round_: Round, extension: str) -> str:
 @require_GET
 def round_export_csv(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = _own_round(request, round_id)
+    audit = round_audit(round_)
     # The BOM makes spreadsheet programs read the file as UTF-8; the importer skips it.
-    content = "\ufeff" + importing.export_csv(host_round_questions(round_=round_))
+    content = "\ufeff" + importing.export_csv(host_round_questions(round_=round_), audits=audit["questions"])
     return _download(content, filename=_filename(round_, "csv"), content_type="text/csv; charset=utf-8")
 
 
 @require_GET
 def round_export_json(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = _own_round(request, round_id)
-    content = importing.export_json(title=round_.title, questions=host_round_questions(round_=round_))
+    audit = round_audit(round_)
+    content = importing.export_json(
+        title=round_.title,
+        questions=host_round_questions(round_=round_),
+        audits=audit["questions"],
+        about=audit["round"],
+    )
     return _download(content, filename=_filename(round_, "json"), content_type="application/json; charset=utf-8")

@@ -30,6 +30,7 @@ from review.admin_filters import (
 from review.admin_hooks import review_panels
 from review.chart import sweep_chart
 from review.forms import FixForm, LabelForm, ThresholdStoreForm
+from review.labelled_set import labelled_set_csv_export, labelled_set_csv_import
 from review.models import Flag, Review, ReviewItem, ReviewLabel
 from review.selectors import labelled_scores, review_queue
 from review.services import question_fix, reviews_label
@@ -40,6 +41,10 @@ from verifier.models import Threshold
 from verifier.services import threshold_set
 
 NONE = evidence.NONE
+
+
+# A graded labels CSV uploaded on the sweep page (a few thousand questions fit well under it).
+LABELS_MAX_BYTES = 2 * 1024 * 1024
 
 
 def _evidence(block: str, context: dict) -> SafeString:
@@ -402,6 +407,14 @@ class ThresholdAdmin(admin.ModelAdmin):
         return [
             path("sweep/", self.admin_site.admin_view(self.sweep_view), name="verifier_threshold_sweep"),
             path("breaker/", self.admin_site.admin_view(self.breaker_view), name="verifier_threshold_breaker"),
+            path(
+                "sweep/labels.csv", self.admin_site.admin_view(self.labels_csv_view), name="verifier_threshold_labels"
+            ),
+            path(
+                "sweep/labels/import/",
+                self.admin_site.admin_view(self.labels_import_view),
+                name="verifier_threshold_labels_import",
+            ),
             *super().get_urls(),
         ]
 
@@ -412,6 +425,47 @@ class ThresholdAdmin(admin.ModelAdmin):
             "breaker_url": reverse("admin:verifier_threshold_breaker"),
         }
         return super().changelist_view(request, extra_context=extra)
+
+    def labels_csv_view(self, request):
+        """Every labelled, scored question as CSV, to grade in a spreadsheet and import back."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        response = HttpResponse("\ufeff" + labelled_set_csv_export(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="quizgate-labels.csv"'
+        return response
+
+    def labels_import_view(self, request):
+        """A graded CSV in: the good lines become labelled questions, each bad one is named with its line."""
+        can_import = self.has_change_permission(request) and request.user.has_perm("review.add_review")
+        if request.method != "POST" or not can_import:
+            raise PermissionDenied
+        upload = request.FILES.get("labels")
+        sweep_url = reverse("admin:verifier_threshold_sweep")
+        if upload is None:
+            self.message_user(request, "Choose a CSV file of labels to import.", messages.ERROR)
+            return HttpResponseRedirect(sweep_url)
+        if upload.size > LABELS_MAX_BYTES:
+            self.message_user(
+                request, f"The file is larger than {LABELS_MAX_BYTES // 1024 // 1024} MB; nothing was imported.",
+                messages.ERROR,
+            )  # fmt: skip
+            return HttpResponseRedirect(sweep_url)
+        try:
+            text = upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            self.message_user(request, "The file is not UTF-8 text; nothing was imported.", messages.ERROR)
+            return HttpResponseRedirect(sweep_url)
+        result = labelled_set_csv_import(text=text, note=f"imported from {upload.name}"[:500])
+        level = messages.WARNING if result.errors else messages.SUCCESS
+        self.message_user(
+            request,
+            f"Imported {result.created} labelled question(s), skipped {result.skipped} already there, "
+            f"refused {len(result.errors)} line(s).",
+            level,
+        )
+        for error in result.errors[:50]:
+            self.message_user(request, f"Refused {error}", messages.ERROR)
+        return HttpResponseRedirect(sweep_url)
 
     def breaker_view(self, request):
         if not self.has_view_permission(request):
@@ -476,5 +530,6 @@ class ThresholdAdmin(admin.ModelAdmin):
             "title": "Threshold sweep",
             "sections": sections,
             "can_store": can_store,
+            "can_import": can_store and request.user.has_perm("review.add_review"),
         }
         return TemplateResponse(request, "admin/verifier/sweep.html", context)

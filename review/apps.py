@@ -6,6 +6,7 @@ class ReviewConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from review import receivers
+        from review import audit, receivers
 
         receivers.connect()
+        audit.connect()

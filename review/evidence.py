@@ -38,6 +38,9 @@ def blind_summary(details: dict, options: list) -> str:
     blind = details.get("blind")
     if not isinstance(blind, dict):
         return NONE
+    if blind.get("order_dependent"):
+        picked = ", ".join(str(entry.get("picked_shown", "?")) for entry in blind.get("orders") or ())
+        return f"not scored: the answer followed the order shown ({picked})"
     summary = f"P(marked {blind.get('marked', '?')}) {rate(blind.get('marked_probability'))}"
     chose = details.get("checker_chose")
     index = _letter_index(chose)

@@ -1,15 +1,20 @@
 """Graded sets in and out: a labelled set (questions with recorded scores and labels) imported to calibrate the
-gate from, and the labelled questions exported in the same format."""
+gate from, and the labelled questions exported in the same format; as JSON, or as CSV to grade in a spreadsheet
+(a bad CSV line is refused with its number, like the round import)."""
 
-from dataclasses import dataclass
+import csv
+import io
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
+from core.spreadsheet import csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
+from quiz.importing import CSV_OPTION_COLUMNS, RowError
 from quiz.models import Provenance, Question
 from quiz.services import question_create
-from quiz.validation import clean_question
+from quiz.validation import OPTION_LETTERS, clean_question, parse_correct
 from review.models import Review, ReviewLabel
 from review.selectors import IMPORTED, labelled_scores
 from review.sweep import score_from_probabilities
@@ -137,3 +142,131 @@ def labelled_set_export() -> list[dict[str, Any]]:
         }
         for item in sorted(items, key=lambda item: (item.backend, item.model_id, item.question_id))
     ]
+
+
+# -- the same as CSV, for grading in a spreadsheet ---------------------------------------------------------
+
+# A check's probability is a column "p_<check>" (p_answer_correct, p_blind, p_supported ...); the blind answer
+# per option, if recorded, "blind_a" ... "blind_f". `score` may be left empty (computed from the probabilities).
+LABEL_CSV_BASE = ("question", *CSV_OPTION_COLUMNS, "correct", "explanation", "backend", "model_id")
+LABEL_CSV_BLIND = tuple(f"blind_{letter.lower()}" for letter in OPTION_LETTERS[: len(CSV_OPTION_COLUMNS)])
+LABEL_CSV_REQUIRED = ("question", "option_a", "option_b", "correct", "backend", "model_id", "label")
+PROBABILITY_PREFIX = "p_"
+
+
+@dataclass
+class CsvImportResult:
+    created: int = 0
+    skipped: int = 0
+    errors: list[RowError] = field(default_factory=list)
+
+
+def labelled_set_csv_export() -> str:
+    """Every labelled, scored question (as `labelled_set_export`) as CSV, one check per column."""
+    items = labelled_set_export()
+    checks = sorted({check for item in items for check in item["probabilities"]})
+    out = io.StringIO(newline="")
+    writer = csv_writer(out)
+    writer.writerow([*LABEL_CSV_BASE, *(PROBABILITY_PREFIX + check for check in checks), "score", "label"])
+    for item in items:
+        options = item["options"] + [""] * (len(CSV_OPTION_COLUMNS) - len(item["options"]))
+        writer.writerow(
+            [
+                item["question"],
+                *options,
+                OPTION_LETTERS[item["correct_index"]],
+                item["explanation"],
+                item["backend"],
+                item["model_id"],
+                *(_number(item["probabilities"].get(check)) for check in checks),
+                item["score"],
+                item["label"],
+            ]
+        )
+    return out.getvalue()
+
+
+def _number(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def labelled_set_csv_import(*, text: str, note: str = "imported labelled set") -> CsvImportResult:
+    """Load a graded set from CSV. A bad line is refused with its line number and the reason; the good lines are
+    imported (a question already present is skipped, as with JSON)."""
+    result = CsvImportResult()
+    text = text.removeprefix("\ufeff")
+    header_line = text.split("\n", 1)[0]
+    delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    good: list[dict[str, Any]] = []
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            result.errors.append(RowError(1, "the file is empty; the first line must be the header"))
+            return result
+        columns = [cell.strip().lower() for cell in header]
+        missing = [name for name in LABEL_CSV_REQUIRED if name not in columns]
+        if missing:
+            result.errors.append(RowError(1, f"the header is missing the column(s) {', '.join(missing)}"))
+            return result
+        if not any(name.startswith(PROBABILITY_PREFIX) for name in columns):
+            result.errors.append(RowError(1, "the header has no probability column (p_answer_correct, ...)"))
+            return result
+        last_line = reader.line_num
+        for cells in reader:
+            line, last_line = last_line + 1, reader.line_num
+            if not any(cell.strip() for cell in cells):
+                continue
+            try:
+                item = _labelled_item_from_row(columns, cells)
+                _parse_labelled(item)
+            except (InvalidQuestion, ValueError, TypeError, KeyError) as error:
+                result.errors.append(RowError(line, str(error)))
+                continue
+            good.append(item)
+    except csv.Error as error:
+        result.errors.append(RowError(reader.line_num, f"the CSV cannot be read: {error}"))
+    if good:
+        imported = labelled_set_import(items=good, note=note)
+        result.created, result.skipped = imported.created, imported.skipped
+    return result
+
+
+def _labelled_item_from_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
+    if len(cells) > len(columns) and any(cell.strip() for cell in cells[len(columns) :]):
+        raise ValueError(f"the row has {len(cells)} cells but the header has {len(columns)} columns")
+    row = {name: csv_unguard(cell).strip() for name, cell in zip(columns, cells, strict=False)}
+    options = [row.get(name, "") for name in CSV_OPTION_COLUMNS]
+    while options and not options[-1]:
+        options.pop()
+    correct = parse_correct(row.get("correct", ""), len(options))
+    probabilities = {}
+    for name, value in row.items():
+        if name.startswith(PROBABILITY_PREFIX) and value:
+            probabilities[name.removeprefix(PROBABILITY_PREFIX)] = _probability(value, name)
+    item: dict[str, Any] = {
+        "question": row.get("question", ""),
+        "options": options,
+        "correct_index": correct,
+        "explanation": row.get("explanation", ""),
+        "backend": row.get("backend", ""),
+        "model_id": row.get("model_id", ""),
+        "probabilities": probabilities,
+        "label": row.get("label", "").lower(),
+    }
+    if row.get("score"):
+        item["score"] = _probability(row["score"], "score")
+    blind = {name[-1].upper(): _probability(row[name], name) for name in LABEL_CSV_BLIND if row.get(name)}
+    if blind:
+        item["blind"] = blind
+    return item
+
+
+def _probability(value: str, name: str) -> float:
+    try:
+        number = float(value.replace(",", "."))
+    except ValueError:
+        raise ValueError(f"{name}: {value!r} is not a number") from None
+    if not policy.is_probability(number):
+        raise ValueError(f"{name}: {value} is not a number from 0 to 1")
+    return number

@@ -37,9 +37,10 @@ def labelled_scores(*, backend: str | None = None, model_id: str | None = None) 
     if model_id is not None:
         verdicts = verdicts.filter(model_id=model_id)
     latest: dict[tuple[str, str, int], LabelledScore] = {}
-    for question_id, backend_name, model, score, probabilities in verdicts.values_list(
-        "question_id", "backend", "model_id", "score", "probabilities"
+    for question_id, backend_name, model, score, probabilities, details in verdicts.values_list(
+        "question_id", "backend", "model_id", "score", "probabilities", "details"
     ):
+        second = details.get("second_opinion") if isinstance(details, dict) else None
         latest[(backend_name, model, question_id)] = LabelledScore(
             question_id=question_id,
             backend=backend_name,
@@ -47,6 +48,7 @@ def labelled_scores(*, backend: str | None = None, model_id: str | None = None) 
             score=float(score),
             label=labels[question_id],
             probabilities=probabilities if isinstance(probabilities, dict) else {},
+            second_opinion=second if isinstance(second, dict) else None,
         )
     return list(latest.values())
 

@@ -28,6 +28,21 @@ class LabelledScore:
     score: float
     label: str  # "correct" or "defective"
     probabilities: Mapping[str, float] = field(default_factory=dict)
+    # What the second opinion said on this verdict (details["second_opinion"]), when it was asked.
+    second_opinion: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SecondOpinionSummary:
+    """How many labelled questions reached the second opinion and what it changed."""
+
+    reached: int  # asked (borderline)
+    failed: int  # no answer: the first verdict stood
+    changed: int
+    passed_to_dropped: int
+    dropped_to_passed: int
+    changes_right: int  # a change the label agrees with: a defective one dropped, a good one passed
+    changes_wrong: int
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,7 @@ class SweepResult:
     widest_safe: SweepRow | None
     warning: str
     calibration: list[CheckCalibration]
+    second_opinion: SecondOpinionSummary | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,6 +187,25 @@ def calibration(items: list[LabelledScore]) -> list[CheckCalibration]:
     ]
 
 
+def second_opinion_summary(items: list[LabelledScore]) -> SecondOpinionSummary | None:
+    asked = [item for item in items if isinstance(item.second_opinion, Mapping)]
+    if not asked:
+        return None
+    changes = [item for item in asked if item.second_opinion.get("changed")]
+    to_dropped = [item for item in changes if item.second_opinion.get("outcome") == policy.Outcome.DROPPED]
+    to_passed = [item for item in changes if item.second_opinion.get("outcome") == policy.Outcome.PASSED]
+    right = sum(1 for item in to_dropped if item.label == DEFECTIVE) + sum(1 for i in to_passed if i.label == GOOD)
+    return SecondOpinionSummary(
+        reached=len(asked),
+        failed=sum(1 for item in asked if item.second_opinion.get("outcome") in ("failed", "skipped")),
+        changed=len(changes),
+        passed_to_dropped=len(to_dropped),
+        dropped_to_passed=len(to_passed),
+        changes_right=right,
+        changes_wrong=len(to_dropped) + len(to_passed) - right,
+    )
+
+
 def sweep(items: Iterable[LabelledScore], *, min_labels: int = 10) -> list[SweepResult]:
     """One result per (backend, model id), in name order."""
     groups: dict[tuple[str, str], list[LabelledScore]] = defaultdict(list)
@@ -191,6 +226,7 @@ def sweep(items: Iterable[LabelledScore], *, min_labels: int = 10) -> list[Sweep
                 widest_safe=widest_safe(rows) if good else None,
                 warning=labels_warning(good=good, defective=defective, minimum=min_labels),
                 calibration=calibration(members),
+                second_opinion=second_opinion_summary(members),
             )
         )
     return results
@@ -235,6 +271,14 @@ def format_text(results: list[SweepResult]) -> str:
             lines.append(
                 f"widest threshold that drops no labelled-good question: {safe.threshold:g} "
                 f"(catches {safe.caught} of {result.defective} defective, {_percent(safe.catch_rate)})"
+            )
+        second = result.second_opinion
+        if second is not None:
+            lines.append(
+                f"second opinion: {second.reached} question(s) reached it, {second.failed} without an answer "
+                f"(the first verdict stood); it changed {second.changed}: {second.passed_to_dropped} passed -> "
+                f"dropped, {second.dropped_to_passed} dropped -> passed ({second.changes_right} as labelled, "
+                f"{second.changes_wrong} against the label)"
             )
         lines.append("")
         lines.append(f"{'threshold':>9} {'caught':>6} {'good drop':>9} {'precision':>9} {'shown':>6} {'err shown':>9}")

@@ -50,6 +50,15 @@ def verifier_settings_check(app_configs=None, **kwargs) -> list:
         problems.append(Warning("VERIFIER_BASE_URL is empty; every question will pass unverified.", id="verifier.W002"))
     if backend == "systemone" and not conf.api_key():
         problems.append(Warning("VERIFIER_API_KEY is empty; every question will pass unverified.", id="verifier.W003"))
+    if conf.second_opinion_model() and conf.second_opinion_backend() not in conf.BACKENDS[1:]:
+        problems.append(
+            Error(
+                f"VERIFIER_SECOND_OPINION_BACKEND={conf.second_opinion_backend()!r} is not one of "
+                f"{', '.join(conf.BACKENDS[1:])}.",
+                hint="The borderline would get no second opinion.",
+                id="verifier.E004",
+            )
+        )
     if conf.timeout() <= 0 or int(conf.setting("VERIFIER_CONCURRENCY")) < 1:
         problems.append(Error("VERIFIER_TIMEOUT must be > 0 and VERIFIER_CONCURRENCY >= 1.", id="verifier.E003"))
     return problems

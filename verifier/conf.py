@@ -2,7 +2,7 @@
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -74,6 +74,38 @@ def blind_disagree() -> float:
     return float(setting("VERIFIER_BLIND_DISAGREE"))
 
 
+def blind_orders() -> int:
+    return min(2, max(1, int(setting("VERIFIER_BLIND_ORDERS"))))
+
+
+def blind_seed() -> str:
+    return str(setting("VERIFIER_BLIND_SEED") or "")
+
+
+def second_opinion_backend() -> str:
+    return str(setting("VERIFIER_SECOND_OPINION_BACKEND") or "llm").strip().lower()
+
+
+def second_opinion_model() -> str:
+    return str(setting("VERIFIER_SECOND_OPINION_MODEL") or "").strip()
+
+
+def second_opinion_base_url() -> str:
+    return str(setting("VERIFIER_SECOND_OPINION_BASE_URL") or "").strip().rstrip("/")
+
+
+def second_opinion_api_key() -> str:
+    return str(setting("VERIFIER_SECOND_OPINION_API_KEY") or "")
+
+
+def second_opinion_band() -> float:
+    return max(0.0, float(setting("VERIFIER_SECOND_OPINION_BAND")))
+
+
+def second_opinion_timeout() -> float:
+    return float(setting("VERIFIER_SECOND_OPINION_TIMEOUT"))
+
+
 def breaker_failures() -> int:
     return max(1, int(setting("VERIFIER_BREAKER_FAILURES")))
 
@@ -131,9 +163,36 @@ class GateConfig:
     breaker_cooldown: float
     yes_no_floor: float
     judge_max_tokens: int
+    blind_orders: int
+    blind_seed: str
+    # The judge asked about the borderline (None: no second opinion), and how near the threshold "borderline" is.
+    second_opinion: "GateConfig | None"
+    second_opinion_band: float
+
+
+def second_opinion_config(first: GateConfig) -> GateConfig | None:
+    """The second opinion's own backend config (its model, URL, key and deadline), or None when no model is set."""
+    model = second_opinion_model()
+    if not model:
+        return None
+    return replace(
+        first,
+        backend=second_opinion_backend(),
+        model_id=model,
+        base_url=second_opinion_base_url(),
+        api_key=second_opinion_api_key(),
+        timeout=second_opinion_timeout(),
+        second_opinion=None,
+        second_opinion_band=0.0,
+    )
 
 
 def gate_config() -> GateConfig:
+    first = _first_config()
+    return replace(first, second_opinion=second_opinion_config(first))
+
+
+def _first_config() -> GateConfig:
     return GateConfig(
         backend=backend_name(),
         model_id=model_id(),
@@ -151,6 +210,10 @@ def gate_config() -> GateConfig:
         breaker_cooldown=breaker_cooldown(),
         yes_no_floor=yes_no_floor(),
         judge_max_tokens=judge_max_tokens(),
+        blind_orders=blind_orders(),
+        blind_seed=blind_seed(),
+        second_opinion=None,
+        second_opinion_band=second_opinion_band(),
     )
 
 

@@ -16,6 +16,9 @@ ROUND_BUDGET = "round_budget"
 # one of these verdict reasons, so it waits in the review queue although it is played.
 BLIND_MISSING_PREFIX = "blind_"
 CHECKER_DISAGREES = "checker_disagrees"
+# A blind answer that named another option when the options were shown in another order: it follows the position,
+# not the content, so it is recorded but not scored, and queues nothing.
+ORDER_DEPENDENT = "order_dependent"
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,11 @@ class GateDecision:
     def blind_missing(self) -> bool:
         return "blind_missing" in self.details
 
+    @property
+    def blind_order_dependent(self) -> bool:
+        blind = self.details.get("blind")
+        return isinstance(blind, dict) and bool(blind.get("order_dependent"))
+
 
 @dataclass(frozen=True)
 class BlindCheck:
@@ -71,8 +79,16 @@ class BlindCheck:
     input_tokens: int | None = None
     output_tokens: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # The blind calls made: one per order the options were shown in.
+    calls: int = 1
+
+    @property
+    def order_dependent(self) -> bool:
+        return self.failure is not None and self.failure.reason == ORDER_DEPENDENT
 
     def as_details(self, options: tuple[str, ...]) -> dict[str, Any]:
+        if self.order_dependent:
+            return {"blind": dict(self.details)}
         if self.reading is None:
             failure = self.failure or GateFailure("not_asked", "")
             return {"blind_missing": {"reason": failure.reason, "message": failure.message[:300]}}
@@ -93,6 +109,9 @@ class RoundTally:
     unverified: int = 0
     unchecked: int = 0
     blind_missing: int = 0
+    blind_order_dependent: int = 0
+    second_opinion: int = 0
+    second_opinion_changed: int = 0
     checker_disagrees: int = 0
     round_budget: int = 0
     checker_unavailable: int = 0
@@ -106,6 +125,12 @@ class RoundTally:
             self.blind_missing += 1
         if decision.checker_chose:
             self.checker_disagrees += 1
+        if decision.blind_order_dependent:
+            self.blind_order_dependent += 1
+        second = decision.details.get("second_opinion")
+        if isinstance(second, dict):
+            self.second_opinion += 1
+            self.second_opinion_changed += bool(second.get("changed"))
         if decision.reason == ROUND_BUDGET:
             self.round_budget += 1
         if decision.reason == UNAVAILABLE:

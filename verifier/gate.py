@@ -20,6 +20,7 @@ from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
     CHECKER_DISAGREES,
+    ORDER_DEPENDENT,
     ROUND_BUDGET,
     BlindCheck,
     GateDecision,
@@ -36,6 +37,7 @@ logger = logging.getLogger("verifier")
 __all__ = [
     "BLIND_MISSING_PREFIX",
     "CHECKER_DISAGREES",
+    "ORDER_DEPENDENT",
     "ROUND_BUDGET",
     "ROUND_GRACE",
     "BlindCheck",
@@ -73,6 +75,8 @@ class Gate:
         source_text: str | None = None,
         thresholds: Mapping[str, float] | None = None,
         breaker: Breaker | None = None,
+        second_threshold: tuple[float, bool] | None = None,
+        second_backend: Backend | None = None,
     ) -> None:
         self.config = config
         # The pinned model's pass mark; `thresholds` (stored, per model id) picks the served model's instead.
@@ -89,6 +93,23 @@ class Gate:
             guard=self._guard,
             past_deadline=self._past_deadline,
         )
+        # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
+        self.second = config.second_opinion if self.enabled else None
+        self.second_backend: Backend | None = None
+        self.second_budget: CallBudget | None = None
+        self.second_threshold = second_threshold or (config.default_threshold, False)
+        self._second_pending: set[asyncio.Timeout] = set()
+        if self.second is not None:
+            self.second_backend = second_backend or backend_for(self.second)
+            self._second_guard: BreakerGuard | None = (
+                BreakerGuard(_breaker_for(self.second)) if breaker is not None else None
+            )
+            self.second_budget = CallBudget(
+                concurrency=self.second.concurrency,
+                timeout=self.second.timeout,
+                guard=self._second_guard,
+                past_deadline=self._past_deadline,
+            )
         self.tally = RoundTally()
         self._closed = False
         self._deadline: float | None = None
@@ -106,6 +127,12 @@ class Gate:
             thresholds = stored_thresholds(backend=config.backend)
         else:
             value, calibrated = config.default_threshold, False
+        # A given pass mark is the bar for the second opinion too; otherwise its model's stored one.
+        second_threshold = (value, False) if threshold is not None else None
+        if config.second_opinion is not None and threshold is None:
+            second_threshold = threshold_for(
+                backend=config.second_opinion.backend, model_id=config.second_opinion.model_id
+            )
         return cls(
             config=config,
             threshold=value,
@@ -113,6 +140,7 @@ class Gate:
             source_text=source_text,
             thresholds=thresholds,
             breaker=_breaker_for(config),
+            second_threshold=second_threshold,
         )
 
     def seal(self) -> None:
@@ -121,10 +149,18 @@ class Gate:
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
+        for scope in self._second_pending:
+            when = scope.when()
+            scope.reschedule(min(when, self._second_cut()) if when is not None else self._second_cut())
 
     def unseal(self) -> None:
         """The writer writes again (its next attempt): checks begun from now on wait for the next seal."""
         self._deadline = None
+
+    def _second_cut(self) -> float:
+        """When a second opinion still out is given up, so the first verdict is back before the round's end."""
+        assert self._deadline is not None
+        return self._deadline - ROUND_GRACE / 2
 
     def _past_deadline(self) -> bool:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
@@ -164,8 +200,12 @@ class Gate:
             return
         self._closed = True
         await self.backend.aclose()
+        if self.second_backend is not None:
+            await self.second_backend.aclose()
         if self._guard is not None:
             await self._guard.drain()
+        if self.second is not None and self._second_guard is not None:
+            await self._second_guard.drain()
         if self.tally.checked:
             self._log_round()
 
@@ -201,33 +241,97 @@ class Gate:
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
-        """Ask the blind question alone (its own call). Never raises for a backend's fault."""
+        """Ask the blind question alone (its own call, one per order shown). Never raises for a backend's fault.
+
+        The options are shown in an order shuffled per question (VERIFIER_BLIND_SEED), and with
+        VERIFIER_BLIND_ORDERS=2 once more with every option moved one place; each answer is mapped back to the
+        options' own letters and the answers averaged. Two answers that name two different options (a checker
+        that answers by position: "A" whatever A is) are recorded but not scored, and flag nothing.
+        """
         letters = option_letters(item.options)
         if not self.blind_enabled:
             return BlindCheck(failure=GateFailure("blind_off", "the blind check is off or not supported"))
         if not blind_applicable(item):
             return BlindCheck(failure=GateFailure("blind_not_applicable", "the marked option has no letter"))
-        try:
-            answer: BlindAnswer = await self.backend.ask_blind(
-                document=blind_document(text=item.text, options=item.options), letters=letters, budget=self.budget
+        options = item.options[: len(letters)]
+        orders = policy.blind_orders(
+            seed=self.config.blind_seed, question=item.text, options=options, count=self.config.blind_orders
+        )
+        shown = await asyncio.gather(*(self._blind_in_order(item, order, letters) for order in orders))
+        for result in shown:
+            if isinstance(result, GateFailure):
+                return BlindCheck(failure=result, calls=len(orders))
+        answers = [answer for answer, _ in shown]
+        readings = [reading for _, reading in shown]
+        marked = letters[item.correct_index]
+        picks = [policy.most_probable(reading, marked=marked) for reading in readings]
+        recorded = [
+            {
+                "order": order,
+                "picked_shown": letters[order.index(letters.index(pick))],
+                "picked": letters.index(pick),
+                "probabilities_shown": {letter: round(p, 6) for letter, p in answer_shown.items()},
+                **answer.details,
+            }
+            for order, pick, (answer, answer_shown) in zip(
+                orders,
+                picks,
+                ((a, policy.normalised(a.probabilities, letters=letters) or {}) for a in answers),
+                strict=True,
             )
-        except GateFailure as failure:
-            return BlindCheck(failure=failure)
-        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
-            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
-            return BlindCheck(failure=GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}"))
-        probabilities = policy.normalised(answer.probabilities, letters=letters)
-        if probabilities is None:
-            return BlindCheck(failure=GateFailure("missing_probability", "every option scored 0"))
+        ]
+        details: dict[str, Any] = {**answers[0].details, "orders": recorded}
+        input_tokens = _add_tokens(*(answer.input_tokens for answer in answers))
+        output_tokens = _add_tokens(*(answer.output_tokens for answer in answers))
+        probabilities = policy.averaged(readings)
+        if len(set(picks)) > 1:
+            shown_letters = ", ".join(entry["picked_shown"] for entry in recorded)
+            chosen = ", then ".join(f"{pick}. {item.options[letters.index(pick)]}" for pick in picks)
+            return BlindCheck(
+                failure=GateFailure(
+                    ORDER_DEPENDENT,
+                    f"the answer followed the order shown ({shown_letters}: {chosen}); not scored",
+                ),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                details={
+                    **details,
+                    "probabilities": {letter: round(p, 6) for letter, p in probabilities.items()},
+                    "marked": marked,
+                    "scored": False,
+                    "order_dependent": True,
+                },
+                calls=len(orders),
+            )
         reading = policy.blind_reading(
-            probabilities=probabilities, marked=letters[item.correct_index], disagree_at=self.config.blind_disagree
+            probabilities=probabilities, marked=marked, disagree_at=self.config.blind_disagree
         )
         return BlindCheck(
             reading=reading,
-            input_tokens=answer.input_tokens,
-            output_tokens=answer.output_tokens,
-            details=answer.details,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            details=details,
+            calls=len(orders),
         )
+
+    async def _blind_in_order(
+        self, item: GateItem, order: list[int], letters: tuple[str, ...]
+    ) -> tuple[BlindAnswer, dict[str, float]] | GateFailure:
+        """One blind call with the options shown in `order`: (the answer, P per the options' own letters)."""
+        options = tuple(item.options[index] for index in order)
+        try:
+            answer: BlindAnswer = await self.backend.ask_blind(
+                document=blind_document(text=item.text, options=options), letters=letters, budget=self.budget
+            )
+        except GateFailure as failure:
+            return failure
+        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
+            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
+            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+        shown = policy.normalised(answer.probabilities, letters=letters)
+        if shown is None:
+            return GateFailure("missing_probability", "every option scored 0")
+        return answer, policy.unshuffled(shown, order=order, letters=letters)
 
     async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
         document = question_document(
@@ -268,7 +372,7 @@ class Gate:
         input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
         has_blind = blind is not None and blind.reading is not None
         if blind is not None:
-            details["calls"] += 1
+            details["calls"] += blind.calls
             details["checks"].append(policy.BLIND)
             details.update(blind.as_details(item.options))
             input_tokens = _add_tokens(input_tokens, blind.input_tokens)
@@ -284,11 +388,25 @@ class Gate:
                 threshold=threshold,
                 has_blind=has_blind,
             )
+        first_judgement = judgement
+        if (
+            self.second_backend is not None
+            and not self.grounded
+            and policy.borderline(score=judgement.score, threshold=threshold, band=self.config.second_opinion_band)
+        ):
+            details["second_opinion"], judgement = await self._second_opinion(item, checks, judgement)
         reason, message = self._reason(item, judgement, blind)
+        if judgement is not first_judgement:
+            second = details["second_opinion"]
+            message = (
+                f"second opinion ({second['model_id']}) {second['outcome']}: score {second['score']:.2f}, "
+                f"first {first_judgement.outcome} at {first_judgement.score:.2f}" + (f"; {message}" if message else "")
+            )[:500]
         return self._decision(
             item,
             outcome=str(judgement.outcome),
-            score=round(judgement.score, 6),
+            # The first checker's score and probabilities: what its threshold and the sweep go by.
+            score=round(first_judgement.score, 6),
             probabilities=probabilities,
             reason=reason,
             message=message,
@@ -301,6 +419,77 @@ class Gate:
             details=details,
         )
 
+    async def _second_opinion(
+        self, item: GateItem, checks: tuple[str, ...], first: policy.Judgement
+    ) -> tuple[dict[str, Any], policy.Judgement]:
+        """Ask the second opinion's judge the same checks. (what it said, the judgement that decides): its own when
+        it answered, the first one when it failed, timed out or the round's budget ran out."""
+        assert self.second is not None and self.second_backend is not None and self.second_budget is not None
+        second_threshold, second_calibrated = self.second_threshold
+        record: dict[str, Any] = {
+            "backend": self.second.backend,
+            "model_id": self.second.model_id,
+            "threshold": second_threshold,
+            "calibrated": second_calibrated,
+            "first": {"outcome": str(first.outcome), "score": round(first.score, 6)},
+        }
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        cut = None if self._deadline is None else self._second_cut()
+        if cut is not None and cut <= loop.time():
+            record.update(outcome="skipped", reason=ROUND_BUDGET, changed=False, latency_ms=0)
+            return record, first
+        document = question_document(
+            text=item.text, options=item.options, correct_index=item.correct_index, explanation=item.explanation
+        )
+        try:
+            async with asyncio.timeout_at(cut) as scope:
+                self._second_pending.add(scope)
+                try:
+                    answer = await self.second_backend.ask(document=document, checks=checks, budget=self.second_budget)
+                finally:
+                    self._second_pending.discard(scope)
+        except GateFailure as failure:
+            answer = failure
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            answer = GateFailure(ROUND_BUDGET, "no second opinion within the round's budget")
+        except Exception as exc:  # noqa: BLE001 - a second opinion fails open to the first verdict
+            logger.warning("gate unexpected error in the second opinion on %s", item.key, exc_info=True)
+            answer = GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+        record["latency_ms"] = int((time.monotonic() - started) * 1000)
+        if isinstance(answer, GateFailure):
+            logger.warning(
+                "gate second opinion missing for %s: the first verdict stands (reason=%s backend=%s model=%s) %s",
+                item.key,
+                answer.reason,
+                self.second.backend,
+                self.second.model_id,
+                answer.message,
+            )
+            record.update(outcome="failed", reason=answer.reason, message=answer.message[:300], changed=False)
+            return record, first
+        probabilities = dict(answer.probabilities)
+        judgement = policy.closed_book_judgement(
+            probabilities=probabilities,
+            has_explanation=policy.EXPLANATION_TRUE in checks,
+            threshold=second_threshold,
+        )
+        served = str(answer.details.get("served_model") or "")[:200]
+        record.update(
+            model_id=served or self.second.model_id,
+            requested_model_id=self.second.model_id,
+            probabilities={check: round(p, 6) for check, p in probabilities.items()},
+            score=round(judgement.score, 6),
+            outcome=str(judgement.outcome),
+            reason=judgement.reason,
+            changed=judgement.outcome != first.outcome,
+            input_tokens=answer.input_tokens,
+            output_tokens=answer.output_tokens,
+        )
+        return record, judgement
+
     def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
         """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
         reason = "below_threshold" if judgement.outcome == policy.Outcome.DROPPED else ""
@@ -310,6 +499,9 @@ class Gate:
             text = item.options[OPTION_LABELS.index(pick)]
             notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
             reason = reason or CHECKER_DISAGREES
+        elif blind is not None and blind.order_dependent:
+            # Not a missing check: the checker answered, by position. Nothing to review in this question.
+            notes.append(f"blind answer not scored: {blind.failure.message}")
         elif blind is not None and blind.failure is not None:
             # The min of what was measured decides; the reviewer is told the third score is missing.
             notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
@@ -410,7 +602,9 @@ class Gate:
         tally = self.tally
         logger.info(
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d checker_disagrees=%d round_budget=%d checker_unavailable=%d calls=%d "
+            "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
+            "checker_disagrees=%d round_budget=%d "
+            "checker_unavailable=%d calls=%d "
             "refused=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
             self.config.model_id or "-",
@@ -422,6 +616,9 @@ class Gate:
             tally.unverified,
             tally.unchecked,
             tally.blind_missing,
+            tally.blind_order_dependent,
+            tally.second_opinion,
+            tally.second_opinion_changed,
             tally.checker_disagrees,
             tally.round_budget,
             tally.checker_unavailable,
@@ -443,8 +640,8 @@ def blind_applicable(item: GateItem) -> bool:
     return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
 
 
-def _add_tokens(first: int | None, second: int | None) -> int | None:
-    known = [value for value in (first, second) if value is not None]
+def _add_tokens(*values: int | None) -> int | None:
+    known = [value for value in values if value is not None]
     return sum(known) if known else None
 
 

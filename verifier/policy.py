@@ -1,7 +1,9 @@
 """What the gate decides from the probabilities a backend returned. Pure: no I/O, no Django."""
 
+import hashlib
 import math
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -133,7 +135,7 @@ def normalised(probabilities: Mapping[str, float], *, letters: tuple[str, ...]) 
 def blind_reading(*, probabilities: Mapping[str, float], marked: str, disagree_at: float) -> BlindReading:
     """`probabilities` is already normalised over the options (see `normalised`)."""
     marked_probability = float(probabilities.get(marked, 0.0))
-    pick = max(probabilities, key=lambda letter: (probabilities[letter], letter == marked))
+    pick = most_probable(probabilities, marked=marked)
     pick_probability = float(probabilities[pick])
     disagrees = pick != marked and pick_probability > marked_probability and pick_probability >= disagree_at
     return BlindReading(
@@ -144,3 +146,39 @@ def blind_reading(*, probabilities: Mapping[str, float], marked: str, disagree_a
         pick_probability=pick_probability,
         disagrees=disagrees,
     )
+
+
+def blind_orders(*, seed: str, question: str, options: Sequence[str], count: int) -> list[list[int]]:
+    """The orders the blind question shows the options in: `order[i]` is the index of the option shown at letter i.
+
+    The first is a shuffle drawn from the seed and the question (the same question is shown the same way, so a
+    run can be reproduced); the second, when asked for, is the first moved one place, so every option sits at
+    another letter than the first time and a checker that answers by position picks two different options.
+    """
+    order = list(range(len(options)))
+    digest = hashlib.sha256("\0".join((seed, question, *options)).encode()).digest()
+    random.Random(digest).shuffle(order)
+    orders = [order]
+    if count >= 2 and len(order) >= 2:
+        orders.append(order[1:] + order[:1])
+    return orders
+
+
+def unshuffled(shown: Mapping[str, float], *, order: Sequence[int], letters: Sequence[str]) -> dict[str, float]:
+    """Probabilities per shown letter back onto the options' own letters (`letters` are the options' letters)."""
+    return {letters[index]: float(shown.get(letters[position], 0.0)) for position, index in enumerate(order)}
+
+
+def most_probable(probabilities: Mapping[str, float], *, marked: str) -> str:
+    """The most probable letter; the marked one on a tie."""
+    return max(probabilities, key=lambda letter: (probabilities[letter], letter == marked))
+
+
+def averaged(readings: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    letters = list(readings[0])
+    return {letter: sum(float(reading.get(letter, 0.0)) for reading in readings) / len(readings) for letter in letters}
+
+
+def borderline(*, score: float, threshold: float, band: float) -> bool:
+    """Whether a score lies within `band` of its threshold, either side (the ends count)."""
+    return band > 0 and abs(score - threshold) <= band + 1e-9

@@ -25,3 +25,18 @@ if (button && template && blocks && total) {
     block.querySelector("textarea, input[type=text]")?.focus();
   });
 }
+
+// A question changed since it was checked is a new question once saved: its verdict no longer applies.
+for (const verdict of document.querySelectorAll("[data-question-block] .check-verdict")) {
+  const block = verdict.closest("[data-question-block]");
+  const stale = () => {
+    if (verdict.dataset.verdict === "edited") return;
+    verdict.dataset.verdict = "edited";
+    verdict.replaceChildren(Object.assign(document.createElement("p"), {
+      className: "hint",
+      textContent: "Edited since it was checked: save the round, then check it again.",
+    }));
+  };
+  block.addEventListener("input", stale);
+  block.addEventListener("change", stale);
+}

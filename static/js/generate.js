@@ -14,7 +14,8 @@ function setField(name, value) {
 
 function show(job) {
   for (const name of COUNTS) setField(name, job[name]);
-  setField("status_label", labels[job.status] || job.status);
+  const label = job.kind === "check" && job.status === "running" ? "Checking" : labels[job.status];
+  setField("status_label", label || job.status);
   for (const node of root.querySelectorAll('[data-show="gated"]')) node.hidden = !job.gated;
   const message = root.querySelector('[data-field="message"]');
   if (message) {

@@ -43,6 +43,60 @@ $("void-btn").addEventListener("click", (event) => {
   socket.send({ type: "void", index: state.question_index });
 });
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
+$("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
+
+// Extra time (accessibility mode): a player's time (x1, x1.5, x2) and their "I need more time" request, from the
+// template the page renders (its texts are translated there). In the lobby list, and in the game's panel.
+function timeControl(player) {
+  const control = $("time-control").content.firstElementChild.cloneNode(true);
+  const percent = state.extra_time[String(player.id)] || 100;
+  const select = control.querySelector(".time-select");
+  select.value = String(percent);
+  select.setAttribute("aria-label", `${select.getAttribute("aria-label")}: ${player.nickname}`);
+  select.dataset.focusKey = `time-${player.id}`;
+  select.addEventListener("change", () => socket.send({ type: "extra_time", player: player.id, percent: Number(select.value) }));
+  const request = control.querySelector(".time-request");
+  request.hidden = !state.time_requests.includes(player.id);
+  for (const button of request.querySelectorAll("button")) {
+    button.setAttribute("aria-label", `${button.textContent}: ${player.nickname}`);
+    button.dataset.focusKey = `${button.dataset.percent || "decline"}-${player.id}`;
+    button.addEventListener("click", () =>
+      socket.send(
+        "decline" in button.dataset
+          ? { type: "decline_time", player: player.id }
+          : { type: "extra_time", player: player.id, percent: Number(button.dataset.percent) },
+      ),
+    );
+  }
+  return control;
+}
+
+// Every state re-renders the lists: keep the keyboard's place in them.
+function keepingFocus(render) {
+  const key = document.activeElement?.dataset?.focusKey;
+  render();
+  if (key) document.querySelector(`[data-focus-key="${key}"]`)?.focus();
+}
+
+function renderTimePanel(state) {
+  const panel = $("time-panel");
+  panel.hidden = state.phase === "lobby" || state.phase === "finished";
+  const requests = state.time_requests.length;
+  $("time-badge").hidden = requests === 0;
+  $("time-badge").textContent = `(${requests})`;
+  if (requests && !panel.hidden) panel.open = true;
+  if (panel.hidden || !panel.open) return;
+  keepingFocus(() =>
+    $("time-list").replaceChildren(
+      ...state.players.map((p) => {
+        const item = el("li");
+        item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p));
+        return item;
+      }),
+    ),
+  );
+}
+$("time-panel").addEventListener("toggle", () => state && renderTimePanel(state));
 
 // Full screen for the projector; F toggles it too.
 const fullscreenButton = $("fullscreen-btn");
@@ -84,6 +138,7 @@ function render(next) {
   if (state.phase !== "question") countdown.stop();
   $("round-title").textContent = state.title;
   renderPhase(state);
+  renderTimePanel(state);
 }
 
 function updateAnswered(message) {
@@ -96,15 +151,18 @@ function renderLobby(state) {
   const n = state.players.length;
   $("player-count").textContent = n === 0 ? "No players yet" : plural(n, "player");
   $("lock-room").checked = state.locked;
+  $("no-speed-bonus").checked = state.no_speed_bonus;
   $("start-btn").disabled = n === 0;
-  $("player-list").replaceChildren(
-    ...state.players.map((p) => {
-      const item = el("li");
-      const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
-      remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
-      item.append(el("span", { text: p.nickname, className: "nick" }), remove);
-      return item;
-    }),
+  keepingFocus(() =>
+    $("player-list").replaceChildren(
+      ...state.players.map((p) => {
+        const item = el("li");
+        const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
+        remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
+        item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p), remove);
+        return item;
+      }),
+    ),
   );
 }
 
@@ -127,6 +185,7 @@ function renderQuestion(state) {
   if (!ranksAtQuestion.has(state.question_index)) {
     ranksAtQuestion.set(state.question_index, new Map(state.players.map((p) => [p.id, p.rank])));
   }
+  $("extra-time-note").hidden = Object.keys(state.extra_time).length === 0;
   countdown.start(state.remaining_ms, state.timer_seconds * 1000);
 }
 

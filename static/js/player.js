@@ -74,7 +74,7 @@ $("join-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const nickname = $("nickname").value.trim();
   if (!nickname) return showError(errorBox, "Choose a nickname of 1 to 20 characters.");
-  if (!socket.send({ type: "join", nickname })) showError(errorBox, "Not connected yet — try again in a moment.");
+  if (!socket.send({ type: "join", nickname, more_time: $("more-time").checked })) showError(errorBox, "Not connected yet — try again in a moment.");
 });
 
 $("report-form").addEventListener("submit", (event) => {
@@ -96,7 +96,10 @@ function answer(index) {
 }
 
 const renderPhase = phaseRenderer({
-  lobby: (state) => ($("lobby-count").textContent = `${plural(state.players.length, "player")} in the game.`),
+  lobby: (state) => {
+    $("lobby-count").textContent = `${plural(state.players.length, "player")} in the game.`;
+    $("no-speed-note").hidden = !state.no_speed_bonus;
+  },
   question: renderQuestion,
   reveal: renderReveal,
   leaderboard: (state) => {
@@ -110,14 +113,28 @@ function render(next) {
   state = next;
   hideError(errorBox);
   if (state.phase !== "question") countdown.stop();
+  renderMyTime(state);
   renderPhase(state);
+}
+
+// The player's own time: extra time the host gave them, or their request still waiting for the host.
+function renderMyTime(state) {
+  const percent = state.you?.time_percent ?? 100;
+  const ongoing = state.phase !== "finished";
+  $("my-time-given").hidden = !ongoing || percent === 100;
+  $("my-time-factor").textContent = `×${percent / 100}`;
+  $("my-time-asked").hidden = !ongoing || !state.you?.asks_more_time;
 }
 
 function renderQuestion(state, previous) {
   const q = state.question;
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
-  // The same question again (a sync, a reconnect) keeps its buttons, their focus and the running countdown.
+  const percent = state.you.time_percent ?? 100;
+  // The same question again (a sync, a reconnect) keeps its buttons, their focus and the running countdown;
+  // extra time given during the question restarts the countdown at the player's new time.
+  const moreTime = previous?.phase === "question" && (previous.you.time_percent ?? 100) !== percent;
+  if (moreTime) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
   if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
     $("q-options").replaceChildren(
       ...q.options.map((text, i) => {
@@ -126,7 +143,8 @@ function renderQuestion(state, previous) {
         return button;
       }),
     );
-    countdown.start(state.remaining_ms, state.timer_seconds * 1000);
+    // The player's own time: their remaining time and window, extra time included.
+    countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
   }
   renderLockedIn();
 }

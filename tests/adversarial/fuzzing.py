@@ -14,7 +14,7 @@ FIGURES: dict[str, dict] = {}
 CHEAT_FIELDS = ["player", "player_id", "score", "points", "correct", "streak", "room", "code", "role", "id"]
 
 FIELDS = {
-    "join": ["nickname"],
+    "join": ["nickname", "more_time"],
     "resume": ["token"],
     "host": ["token"],
     "answer": ["question", "option"],
@@ -25,6 +25,9 @@ FIELDS = {
     "remove": ["player"],
     "lock": ["locked"],
     "void": ["index"],
+    "extra_time": ["player", "percent"],
+    "decline_time": ["player"],
+    "speed_bonus": ["no_speed_bonus"],
     "ping": [],
     "sync": ["seq"],
 }

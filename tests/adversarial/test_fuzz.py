@@ -6,7 +6,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from lobby.machine import Phase
+from lobby.machine import TIME_PERCENTS, Phase
 from lobby.models import Answer, Player, Room
 
 from .fuzzing import FIELDS, fuzz, message, raw_frames, record
@@ -14,7 +14,7 @@ from .helpers import KNOWN_ERROR_CODES, Client, joined_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-HOST_TYPES = ["start", "next", "close", "remove", "lock", "void"]
+HOST_TYPES = ["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus"]
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +103,11 @@ async def test_fuzz_report(room, sockets):
 async def test_fuzz_host_actions(room, kind, sockets):
     created, host, (fuzzer, me), (bystander, other) = await _game(room, sockets, phase="lobby")
     useful = ["lobby", "question", "reveal", "leaderboard", "finished", -1, 0, 1, 2, 3, me["player"]["id"]]
+    useful += [100, 150, 200] if kind == "extra_time" else []
     await fuzz(message(kind, useful=useful), checker(kind, host), max_examples=50)
+    # Whatever the frames said, every player's time is one the game offers.
+    times = await _db(lambda: set(Player.objects.filter(room=created.room).values_list("time_percent", flat=True)))
+    assert times <= set(TIME_PERCENTS)
     # The room is in a legal position, and a host coming back gets a coherent picture of it.
     state = await _db(lambda: Room.objects.values("phase", "question_index", "question_count").get(pk=created.room.pk))
     assert state["phase"] in set(Phase)

@@ -109,6 +109,11 @@ def test_host_and_three_players_play_a_round_to_the_podium(live_url, browser, tm
     with host.expect_download() as download_info:
         host.get_by_role("link", name="Download results (CSV)").click()
     lines = download_info.value.path().read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "rank,nickname,score,Q1,Q2,Q3"
+    # Each question's column names it and its correct option.
+    assert lines[0] == (
+        "rank,nickname,score,Q1: What is 6 x 7? [correct A: 42],"
+        "Q2: Which gas do plants take in for photosynthesis? [correct C: Carbon dioxide],"
+        "Q3: How many sides does a hexagon have? [correct B: Six]"
+    )
     assert lines[1].startswith("1,Ada,") and lines[3].startswith("3,Cy,0,")
     assert dialogs == []

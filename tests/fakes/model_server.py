@@ -7,8 +7,10 @@ The server counts requests in flight and remembers the highest count it saw.
 
 The blind question (which option is correct, asked without the marked answer) is a System One request whose
 question is of type `choice`, or a chat request whose system message asks for "one letter". It is scripted
-per question with `script.choices` (option letter -> probability); unscripted, option A gets
-`default_probability` and the other options share the rest. `blind_fault(s)` and `blind_latenc(y|ies)` apply
+per question with `script.choice_texts` (option text -> probability: by content, wherever the option is shown) or
+`script.choices` (shown letter -> probability: by position); unscripted, the option the same question's checks
+request marked gets `default_probability` and the others share the rest (`default_choice="A"`: option A does,
+whatever it is). `blind_fault(s)` and `blind_latenc(y|ies)` apply
 to blind requests only, `check_faults` to the other requests only; `fault(s)` and `latenc(y|ies)` to every request.
 
 A chat request whose system message asks for "one JSON object" is the `judge` backend's: it is answered with a
@@ -131,7 +133,10 @@ class Script:
     # The blind question: per question (substring), a letter or {letter: probability}; a letter means that
     # option gets `default_probability`. A letter left out of a dict is left out of the reply.
     choices: dict[str, str | dict[str, float]] = field(default_factory=dict)
-    default_choice: str = "A"
+    # Unscripted, the blind checker answers the option the checks' request of the same question marked (a
+    # checker that knows the right option, wherever it is shown); a letter here answers by position instead
+    # ("A": a checker that always says A, whatever A is).
+    default_choice: str | None = None
     blind_fault: str | None = None
     blind_faults: dict[str, str] = field(default_factory=dict)
     blind_latency: float | None = None
@@ -153,6 +158,10 @@ class Script:
 
     def judge_reply_for(self, text: str) -> str:
         return self._match(self.judge_replies, text) or self.judge_reply
+
+    # The blind question answered by content, whatever order the options are shown in: per question (substring),
+    # {option text: probability}; an option not named gets 0. Checked before `choices` (see choice_by_text).
+    choice_texts: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def _match(self, table: dict[str, Any], text: str) -> Any:
         for needle, value in table.items():
@@ -179,12 +188,21 @@ class Script:
             return value
         return self.blind_latency if self.blind_latency is not None else self.latency_for(text)
 
-    def choice_for(self, text: str, letters: list[str]) -> dict[str, float]:
-        """The blind answer's probability per option letter for the question in `text`."""
+    def choice_for(
+        self, text: str, letters: list[str], options: dict[str, str] | None = None, known: str | None = None
+    ) -> dict[str, float]:
+        """The blind answer's probability per option letter for the question in `text`; `options` (shown letter
+        -> option text) lets `choice_texts` answer by content, and `known` (the marked option's text) the
+        unscripted default."""
+        options = options or {}
+        by_text = choice_by_text(self.choice_texts, text, options)
+        if by_text is not None:
+            return by_text
         value = self._match(self.choices, text)
         if isinstance(value, dict):
             return {letter: float(p) for letter, p in value.items()}
-        picked = value if isinstance(value, str) else self.default_choice
+        known_at = next((letter for letter, option in options.items() if option == known), None)
+        picked = value if isinstance(value, str) else (self.default_choice or known_at or "A")
         others = [letter for letter in letters if letter != picked]
         rest = (1 - self.default_probability) / len(others) if others else 0.0
         return {letter: (self.default_probability if letter == picked else rest) for letter in letters}
@@ -201,6 +219,59 @@ class Script:
         return value
 
 
+def choice_by_text(table: dict[str, dict[str, float]], text: str, options: dict[str, str]) -> dict[str, float] | None:
+    """A checker that knows the options by their text: the scripted probability of each option, at whatever letter
+    it is shown. None when `table` scripts nothing for this question."""
+    for needle, by_option in table.items():
+        if needle in text and options:
+            return {letter: float(by_option.get(option, 0.0)) for letter, option in options.items()}
+    return None
+
+
+def marked_text(document: Any) -> tuple[str, str] | None:
+    """(question, marked option's text) from a checks' document, or None (a blind or unreadable one)."""
+    try:
+        label = str(document["marked_correct_option"]).split(".", 1)[0]
+        return str(document["question"]), str(document["options"][label])
+    except (KeyError, TypeError, IndexError):
+        return None
+
+
+async def known_answer(server: "ModelServer", question: str, *, wait: float = 0.3) -> str | None:
+    """The marked option of `question` as its checks' request showed it; the gate sends both at once, so the
+    blind request may arrive a moment before."""
+    deadline = time.monotonic() + wait
+    while question not in server.marked and (left := deadline - time.monotonic()) > 0:
+        seen = server.marked_seen
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(seen.wait(), left)
+    return server.marked.get(question)
+
+
+def remember_marked(server: "ModelServer", document: Any) -> None:
+    marked = marked_text(document)
+    if marked is not None:
+        server.marked[marked[0]] = marked[1]
+        seen, server.marked_seen = server.marked_seen, asyncio.Event()
+        seen.set()
+
+
+def document_in(prompt: str) -> Any:
+    try:
+        return json.loads(prompt.split("```json\n", 1)[1].split("\n```", 1)[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def options_in(prompt: str) -> dict[str, str]:
+    """The shown options (letter -> text) of the JSON document in a chat prompt; {} when it cannot be read."""
+    try:
+        document = json.loads(prompt.split("```json\n", 1)[1].split("\n```", 1)[0])
+        return {str(letter): str(text) for letter, text in document["options"].items()}
+    except (IndexError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
 Handler = Callable[[Request, "ModelServer"], Awaitable[Reply]]
 
 
@@ -212,6 +283,9 @@ class ModelServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.port = 0
+        # question text -> the marked option's text, as the checks' requests showed it (the blind default).
+        self.marked: dict[str, str] = {}
+        self.marked_seen = asyncio.Event()
         self._routes: dict[tuple[str, str], Handler] = {
             ("POST", "/v1/systemone"): systemone_handler,
             ("POST", "/v1/chat/completions"): chat_completions_handler,
@@ -450,7 +524,12 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
         return Reply.json({"error": "unauthorized"}, 401)
     document_text = json.dumps(body["document"], ensure_ascii=False)
     if any(question["type"] == "choice" for question in body["questions"].values()):
-        return _systemone_choice(body, document_text, script)
+        known = None
+        scripted = script._match(script.choice_texts, document_text) or script._match(script.choices, document_text)
+        if script.default_choice is None and scripted is None and isinstance(body["document"], dict):
+            known = await known_answer(server, str(body["document"].get("question", "")))
+        return _systemone_choice(body, document_text, script, known)
+    remember_marked(server, body["document"])
     names = list(body["questions"])
     answers: dict[str, Any] = {
         name: {"type": "noul", "noul": script.probability_for(document_text, name)} for name in names
@@ -481,7 +560,7 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
     return _with_latency(reply, script.latency_for(document_text))
 
 
-def _systemone_choice(body: dict[str, Any], document_text: str, script: Script) -> Reply:
+def _systemone_choice(body: dict[str, Any], document_text: str, script: Script, known: str | None) -> Reply:
     """Every `choice` question answered with the scripted probabilities over its criteria keys."""
     answers: dict[str, Any] = {}
     for name, question in body["questions"].items():
@@ -489,7 +568,10 @@ def _systemone_choice(body: dict[str, Any], document_text: str, script: Script) 
             answers[name] = {"type": "noul", "noul": script.probability_for(document_text, name)}
             continue
         keys = list(question["criteria"])
-        probabilities = {key: p for key, p in script.choice_for(document_text, keys).items() if key in keys}
+        criteria = {key: str(value) for key, value in question["criteria"].items()}
+        probabilities = {
+            key: p for key, p in script.choice_for(document_text, keys, criteria, known).items() if key in keys
+        }
         pick = max(probabilities, key=probabilities.get) if probabilities else keys[0]
         answers[name] = {
             "type": "choice",
@@ -545,11 +627,11 @@ def _letters_in(prompt: str) -> list[str]:
         return ["A", "B", "C", "D"]
 
 
-def _letter_logprobs(script: Script, prompt: str) -> list[dict[str, Any]]:
+def _letter_logprobs(script: Script, prompt: str, known: str | None = None) -> list[dict[str, Any]]:
     if script.blind_top_logprobs is not None:
         pairs = script.blind_top_logprobs
     else:
-        choice = script.choice_for(prompt, _letters_in(prompt))
+        choice = script.choice_for(prompt, _letters_in(prompt), options_in(prompt), known)
         pairs = [(script.letter_format.format(letter), p * script.letter_mass) for letter, p in choice.items()]
         rest = 1 - script.letter_mass
         pairs += [("The", rest / 2), ("Option", rest / 2)]
@@ -625,13 +707,20 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
     if "max_tokens" in body:
         server.schema_errors.append("judge: max_tokens sent (reasoning models take max_completion_tokens)")
     blind = is_letter_request(body)
+    document = document_in(prompt)
     if blind:
         letters = _letters_in(prompt)
-        choice = script.choice_for(prompt, letters)
+        # Unscripted, the judge knows the answer the question's report request marked, wherever it is shown.
+        known = None
+        scripted = script._match(script.choice_texts, prompt) or script._match(script.choices, prompt)
+        if script.default_choice is None and scripted is None and isinstance(document, dict):
+            known = await known_answer(server, str(document.get("question", "")))
+        choice = script.choice_for(prompt, letters, options_in(prompt), known)
         pick = max(choice, key=choice.get)
         report: dict[str, Any] = {"answer": pick, "probability": choice[pick]}
         checks = ["probability"]
     else:
+        remember_marked(server, document)
         checks = _judge_checks_in(prompt)
         report = {name: script.probability_for(prompt, name) for name in checks}
         report.update(
@@ -721,7 +810,18 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
     if is_judge_request(body):
         return await judge_handler(body, prompt, server)
     blind = is_letter_request(body)
-    top = _letter_logprobs(script, prompt) if blind else _top_logprobs(script, script.probability_for(prompt, prompt))
+    document = document_in(prompt)
+    known = None
+    scripted = script._match(script.choice_texts, prompt) or script._match(script.choices, prompt)
+    if blind and script.default_choice is None and scripted is None and isinstance(document, dict):
+        known = await known_answer(server, str(document.get("question", "")))
+    elif not blind:
+        remember_marked(server, document)
+    top = (
+        _letter_logprobs(script, prompt, known)
+        if blind
+        else _top_logprobs(script, script.probability_for(prompt, prompt))
+    )
     first = dict(top[0]) if top else {"token": "Yes", "logprob": 0.0, "bytes": list(b"Yes")}
     logprobs = {"content": [{**first, "top_logprobs": top}]} if body.get("logprobs") else None
     reply_data: dict[str, Any] = {

@@ -14,9 +14,11 @@ from lobby.machine import (
     closed_questions,
     crowd_verdict,
     is_revealed,
+    own_deadline_offset_ms,
     rank,
     scores_replay,
     streak_bonus,
+    time_window_ms,
     transition,
 )
 
@@ -106,14 +108,14 @@ def test_the_closed_questions_are_those_before_the_current_and_the_current_once_
 
 
 def test_one_answer_scores_its_points_and_streak():
-    assert answer_score(streak=0, correct=True, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=1000, streak=1)
-    assert answer_score(streak=2, correct=True, elapsed_ms=10_000, timer_ms=TIMER_MS) == Scored(points=950, streak=3)
-    assert answer_score(streak=4, correct=False, elapsed_ms=0, timer_ms=TIMER_MS) == Scored(points=0, streak=0)
+    assert answer_score(streak=0, correct=True, elapsed_ms=0, window_ms=TIMER_MS) == Scored(points=1000, streak=1)
+    assert answer_score(streak=2, correct=True, elapsed_ms=10_000, window_ms=TIMER_MS) == Scored(points=950, streak=3)
+    assert answer_score(streak=4, correct=False, elapsed_ms=0, window_ms=TIMER_MS) == Scored(points=0, streak=0)
 
 
 def test_a_voided_question_neither_scores_nor_extends_nor_breaks_a_streak():
     for correct in (True, False):
-        scored = answer_score(streak=3, correct=correct, elapsed_ms=0, timer_ms=TIMER_MS, voided=True)
+        scored = answer_score(streak=3, correct=correct, elapsed_ms=0, window_ms=TIMER_MS, voided=True)
         assert scored == Scored(points=0, streak=3)
 
 
@@ -155,7 +157,7 @@ def test_play_and_recompute_agree_on_a_game_whose_streak_a_voided_question_broke
                 streak=standings[player].streak,
                 correct=given is not None and given.correct,
                 elapsed_ms=given.elapsed_ms if given else 0,
-                timer_ms=TIMER_MS,
+                window_ms=TIMER_MS,
                 voided=index in voided,
             )
             standings[player] = Standing(standings[player].score + scored.points, scored.streak)
@@ -204,3 +206,46 @@ def test_the_crowd_verdict_says_what_the_crowd_chose():
     strict = CrowdRule(min_answers=3, majority=0.9)
     assert not crowd_verdict(distribution=[2, 1], correct_index=1, rule=strict).disagrees
     assert crowd_verdict(distribution=[3, 0], correct_index=1, rule=strict).disagrees
+
+
+# -- extra time and no speed bonus ------------------------------------------------------------------------------
+
+
+def test_a_player_with_extra_time_loses_speed_points_over_their_own_window():
+    # 20 s into a 20 s question: the bare minimum at x1, still three quarters of the way at x2 (a 40 s window).
+    at_x1 = answer_score(streak=0, correct=True, elapsed_ms=20_000, window_ms=TIMER_MS)
+    at_x2 = answer_score(
+        streak=0, correct=True, elapsed_ms=20_000, window_ms=time_window_ms(timer_ms=TIMER_MS, time_percent=200)
+    )
+    assert (at_x1.points, at_x2.points) == (500, 750)
+    assert time_window_ms(timer_ms=TIMER_MS, time_percent=150) == 30_000
+
+
+def test_without_the_speed_bonus_a_right_answer_scores_the_same_at_any_moment():
+    points = {
+        elapsed: answer_score(streak=0, correct=True, elapsed_ms=elapsed, window_ms=TIMER_MS, speed_bonus=False).points
+        for elapsed in (0, 7_000, 19_999, 20_000)
+    }
+    assert set(points.values()) == {1000}
+    late_wrong = answer_score(streak=2, correct=False, elapsed_ms=0, window_ms=TIMER_MS, speed_bonus=False)
+    assert late_wrong == Scored(points=0, streak=0)
+    # The streak bonus still counts: it rewards being right, not being quick.
+    assert answer_score(streak=1, correct=True, elapsed_ms=19_000, window_ms=TIMER_MS, speed_bonus=False).points == 1100
+
+
+def test_a_players_own_deadline_falls_before_the_rooms_by_the_extra_time_they_do_not_have():
+    # The room's deadline is its x2 player's: 40 s; an x1 player's falls 20 s before it, an x1.5 player's 10 s.
+    assert own_deadline_offset_ms(timer_ms=TIMER_MS, time_percent=100, closing_percent=200) == 20_000
+    assert own_deadline_offset_ms(timer_ms=TIMER_MS, time_percent=150, closing_percent=200) == 10_000
+    assert own_deadline_offset_ms(timer_ms=TIMER_MS, time_percent=200, closing_percent=200) == 0
+    assert own_deadline_offset_ms(timer_ms=TIMER_MS, time_percent=100, closing_percent=100) == 0
+
+
+def test_a_replay_scores_each_answer_over_the_window_it_was_given_and_without_speed_as_the_room_played():
+    answers = {(1, 0): Given(correct=True, elapsed_ms=20_000), (2, 0): Given(True, 20_000, window_ms=40_000)}
+    replayed = scores_replay(players=[1, 2], questions=range(1), voided=set(), answers=answers, timer_ms=TIMER_MS)
+    assert replayed.points == {(1, 0): 500, (2, 0): 750}
+    flat = scores_replay(
+        players=[1, 2], questions=range(1), voided=set(), answers=answers, timer_ms=TIMER_MS, speed_bonus=False
+    )
+    assert flat.points == {(1, 0): 1000, (2, 0): 1000}

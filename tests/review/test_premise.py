@@ -115,7 +115,7 @@ def test_labelling_correct_groups_nothing(apple_round):
 
 @pytest.mark.django_db
 def test_the_recheck_asks_each_member_blind(apple_round, systemone):
-    systemone.script.choices = {"head coach": {"A": 0.35, "B": 0.55, "C": 0.1}}
+    systemone.script.choice_texts = {"head coach": {"Jimmy Lake": 0.35, "Jake Dickert": 0.55, "Chip Kelly": 0.1}}
     (group,) = premise_groups_create(
         origin_ids=[apple_round["won"].pk], trigger="dropped", round_id=apple_round["round"].pk
     )
@@ -125,18 +125,25 @@ def test_the_recheck_asks_each_member_blind(apple_round, systemone):
     assert member.blind_probabilities == {"A": 0.35, "B": 0.55, "C": 0.1} and member.threshold == 0.6
     group.refresh_from_db()
     assert group.checked_at is not None
-    (request,) = systemone.requests_to("/v1/systemone")
-    body = request.json()
-    assert body["questions"]["blind"]["type"] == "choice"
-    assert "marked" not in str(body) and COACH.explanation not in str(body)
+    # Asked twice, the options in two orders (every option moved one place), the answers mapped back.
+    requests = systemone.requests_to("/v1/systemone")
+    assert len(requests) == 2
+    for request in requests:
+        body = request.json()
+        assert body["questions"]["blind"]["type"] == "choice"
+        assert "marked" not in str(body) and COACH.explanation not in str(body)
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("choice", "status"), [({"A": 0.9, "B": 0.05, "C": 0.05}, "agrees"), ({"A": 0.45, "B": 0.3, "C": 0.25}, "doubtful")]
+    ("choice", "status"),
+    [
+        ({"Jimmy Lake": 0.9, "Jake Dickert": 0.05, "Chip Kelly": 0.05}, "agrees"),
+        ({"Jimmy Lake": 0.45, "Jake Dickert": 0.3, "Chip Kelly": 0.25}, "doubtful"),
+    ],
 )
 def test_recheck_statuses(apple_round, systemone, choice, status):
-    systemone.script.choices = {"head coach": choice}
+    systemone.script.choice_texts = {"head coach": choice}
     (group,) = premise_groups_create(
         origin_ids=[apple_round["won"].pk], trigger="dropped", round_id=apple_round["round"].pk
     )
@@ -167,7 +174,7 @@ def test_without_a_blind_backend_the_members_stay_unchecked(apple_round, setting
 
 @pytest.mark.django_db
 def test_the_group_is_shown_together_in_the_review_admin(apple_round, systemone, admin_client):
-    systemone.script.choices = {"head coach": {"A": 0.35, "B": 0.55, "C": 0.1}}
+    systemone.script.choice_texts = {"head coach": {"Jimmy Lake": 0.35, "Jake Dickert": 0.55, "Chip Kelly": 0.1}}
     reviews_label(questions=[apple_round["won"]], label="defective")  # the trigger, as the admin action does
     group = PremiseGroup.objects.get()
     premise_groups_recheck(group_ids=[group.pk])  # what the queued task does

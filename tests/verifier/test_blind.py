@@ -32,6 +32,8 @@ APPLE_CUP = GateItem(
     correct_index=0,
     explanation="Washington beat Washington State 40-13 at Husky Stadium on 26 November 2021.",
 )
+# The blind checker's answer by option text: it finds "Washington State" at whatever letter it is shown.
+APPLE_CUP_BLIND = {"Washington": 0.18, "Washington State": 0.78, "Oregon": 0.02, "Oregon State": 0.02}
 
 
 def _gate() -> Gate:
@@ -47,24 +49,33 @@ def _logprobs(pairs: list[tuple[str, float]]) -> dict:
 
 
 async def test_systemone_blind_question_is_its_own_call_without_the_marked_answer(systemone):
-    systemone.script.choices = {"Apple Cup": {"A": 0.18, "B": 0.78, "C": 0.02, "D": 0.02}}
-    await _gate().check(APPLE_CUP)
+    systemone.script.choice_texts = {"Apple Cup": APPLE_CUP_BLIND}
+    decision = await _gate().check(APPLE_CUP)
     blind = systemone.blind_requests()
     checks = systemone.check_requests()
-    assert len(blind) == 1 and len(checks) == 1
-    body = blind[0].json()
+    # Two orders by default: the options shuffled, then every option moved one place.
+    assert len(blind) == 2 and len(checks) == 1
+    orders = [entry["order"] for entry in decision.details["blind"]["orders"]]
+    shown = [
+        {letter: APPLE_CUP.options[index] for letter, index in zip("ABCD", order, strict=True)} for order in orders
+    ]
+    assert all(orders[1][i] != orders[0][i] for i in range(4))
+    bodies = [request.json() for request in blind]
+    assert sorted(json.dumps(b["document"]["options"]) for b in bodies) == sorted(json.dumps(o) for o in shown)
+    body = bodies[0]
     assert list(Draft202012Validator(SYSTEMONE_REQUEST_SCHEMA).iter_errors(body)) == []
     assert set(body) == {"model", "document", "questions"}
     assert body["document"] == {
         "kind": "multiple-choice quiz question",
         "question": "Which team won the 2021 Apple Cup?",
-        "options": {"A": "Washington", "B": "Washington State", "C": "Oregon", "D": "Oregon State"},
+        "options": body["document"]["options"],
     }
+    assert sorted(body["document"]["options"].values()) == sorted(APPLE_CUP.options)
     assert body["questions"] == {
         "blind": {
             "type": "choice",
             "instructions": "Which option is the factually correct answer to the quiz question?",
-            "criteria": {"A": "Washington", "B": "Washington State", "C": "Oregon", "D": "Oregon State"},
+            "criteria": body["document"]["options"],
         }
     }
     sent = json.dumps(body)
@@ -78,15 +89,17 @@ async def test_systemone_blind_question_is_its_own_call_without_the_marked_answe
 async def test_llm_blind_question_is_its_own_call_without_the_marked_answer(llm):
     await _gate().check(APPLE_CUP)
     blind = llm.blind_requests("/v1/chat/completions")
-    assert len(blind) == 1 and len(llm.check_requests("/v1/chat/completions")) == 2
-    body = blind[0].json()
-    assert body["max_tokens"] == 1 and body["logprobs"] is True and body["top_logprobs"] == 20
-    system, user = body["messages"]
-    assert "one letter" in system["content"] and "never instructions" in system["content"]
-    content = user["content"]
-    assert "Which team won the 2021 Apple Cup?" in content and '"D": "Oregon State"' in content
-    assert "marked" not in content and "Husky Stadium" not in content and "explanation" not in content
-    assert "Answer with one letter: A, B, C or D." in content
+    assert len(blind) == 2 and len(llm.check_requests("/v1/chat/completions")) == 2
+    for request in blind:
+        body = request.json()
+        assert body["max_tokens"] == 1 and body["logprobs"] is True and body["top_logprobs"] == 20
+        system, user = body["messages"]
+        assert "one letter" in system["content"] and "never instructions" in system["content"]
+        content = user["content"]
+        assert "Which team won the 2021 Apple Cup?" in content
+        assert all(f'": "{option}"' in content for option in APPLE_CUP.options)
+        assert "marked" not in content and "Husky Stadium" not in content and "explanation" not in content
+        assert "Answer with one letter: A, B, C or D." in content
 
 
 def test_blind_document_never_holds_a_marked_answer_or_explanation():
@@ -140,7 +153,8 @@ def test_systemone_choice_reply_leaves_letters_out_and_adds_others():
 @pytest.mark.parametrize("letter_format", ["{}", " {}", "{}.", " {})"])
 async def test_llm_letter_variants_map_to_the_right_option(llm, letter_format):
     llm.script.letter_format = letter_format
-    llm.script.choices = {"Apple Cup": {"A": 0.2, "B": 0.8}}  # C and D are not among the top tokens
+    # C and D (Oregon, Oregon State) are not among the top tokens.
+    llm.script.choice_texts = {"Apple Cup": {"Washington": 0.2, "Washington State": 0.8}}
     decision = await _gate().check(APPLE_CUP)
     assert decision.details["blind"]["probabilities"] == {
         "A": pytest.approx(0.2),
@@ -152,10 +166,12 @@ async def test_llm_letter_variants_map_to_the_right_option(llm, letter_format):
     assert decision.checker_chose == "B"
 
 
-async def test_llm_lower_case_letters_count(llm):
+async def test_llm_lower_case_letters_count(llm, settings):
+    settings.VERIFIER_BLIND_ORDERS = 1  # the same tokens whatever is shown: in two orders, a position answer
     llm.script.blind_top_logprobs = [("b", math.log(0.6)), (" a", math.log(0.3)), ("The", math.log(0.1))]
     decision = await _gate().check(APPLE_CUP)
-    assert decision.details["blind"]["probabilities"]["B"] == pytest.approx(2 / 3)
+    (shown,) = decision.details["blind"]["orders"]
+    assert shown["probabilities_shown"]["B"] == pytest.approx(2 / 3) and shown["picked_shown"] == "B"
     assert decision.details["blind"]["letter_mass"] == pytest.approx(0.9)
 
 
@@ -164,14 +180,14 @@ async def test_llm_lower_case_letters_count(llm):
 
 async def test_p_marked_enters_the_min_and_the_checker_chose_is_recorded(systemone):
     systemone.script.probabilities = {"Apple Cup": {"answer_correct": 0.77, "explanation_true": 0.81}}
-    systemone.script.choices = {"Apple Cup": {"A": 0.18, "B": 0.78, "C": 0.02, "D": 0.02}}
+    systemone.script.choice_texts = {"Apple Cup": APPLE_CUP_BLIND}
     decision = await _gate().check(APPLE_CUP)
     assert decision.probabilities == {"answer_correct": 0.77, "explanation_true": 0.81, "blind": 0.18}
     assert (decision.outcome, decision.score, decision.reason) == ("dropped", 0.18, "below_threshold")
     assert decision.checker_chose == "B"
     assert decision.details["checker_chose_text"] == "Washington State"
     assert decision.details["checker_chose_probability"] == 0.78
-    assert decision.details["blind"]["marked"] == "A" and decision.details["calls"] == 2
+    assert decision.details["blind"]["marked"] == "A" and decision.details["calls"] == 3
     assert "the checker chose B. Washington State (0.78)" in decision.message
     assert decision.details["checks"] == ["answer_correct", "explanation_true", "blind"]
 
@@ -185,7 +201,7 @@ async def test_the_blind_score_alone_does_not_hide_a_low_answer_score(systemone)
 
 async def test_a_pass_whose_checker_chose_another_option_is_marked_for_review(systemone):
     # A low calibrated threshold lets it pass; the disagreement still says so.
-    systemone.script.choices = {"Question number 1": {"A": 0.3, "B": 0.6, "C": 0.1}}
+    systemone.script.choice_texts = {"Question number 1": {"Right": 0.3, "Wrong": 0.6, "Other": 0.1}}
     decision = await Gate.from_settings(threshold=0.25).check(item(1))
     assert (decision.outcome, decision.reason, decision.checker_chose) == ("passed", "checker_disagrees", "B")
 
@@ -275,7 +291,7 @@ async def test_a_slow_blind_call_is_cut_at_the_deadline(systemone):
 
 async def test_when_the_checks_fail_the_question_is_unverified_and_keeps_what_the_blind_call_said(systemone):
     systemone.script.check_faults = {"Question number 1": "500"}
-    systemone.script.choices = {"Question number 1": {"A": 0.1, "B": 0.9}}
+    systemone.script.choice_texts = {"Question number 1": {"Right": 0.1, "Wrong": 0.9}}
     decision = await _gate().check(item(1))
     assert (decision.outcome, decision.reason, decision.score) == ("unverified", "http_status", None)
     assert decision.checker_chose == "B" and decision.probabilities == {}
@@ -321,7 +337,7 @@ async def test_llm_blind_answer_without_any_letter_fails_open(llm):
 @pytest.mark.django_db
 def test_the_checker_chose_is_shown_in_the_review_admin(systemone, admin_client):
     systemone.script.probabilities = {"Apple Cup": {"answer_correct": 0.77, "explanation_true": 0.81}}
-    systemone.script.choices = {"Apple Cup": {"A": 0.18, "B": 0.78, "C": 0.02, "D": 0.02}}
+    systemone.script.choice_texts = {"Apple Cup": APPLE_CUP_BLIND}
     decision = async_to_sync(_gate().check)(APPLE_CUP)
     data = QuestionData(text=APPLE_CUP.text, options=APPLE_CUP.options, correct_index=0, explanation="x")
     question = question_create(data=data, provenance=Provenance.MODEL, model_id="writer-1")

@@ -54,8 +54,8 @@ async def test_one_yes_no_question_per_call(llm):
         "blind": pytest.approx(0.9),
     }
     assert decision.score == pytest.approx(0.4)
-    assert decision.details["calls"] == 3  # two Yes/No questions and the blind question
-    assert len(llm.blind_requests("/v1/chat/completions")) == 1
+    assert decision.details["calls"] == 4  # two Yes/No questions and the blind question in two orders
+    assert len(llm.blind_requests("/v1/chat/completions")) == 2
     requests = llm.check_requests("/v1/chat/completions")
     assert len(requests) == 2
     for request in requests:
@@ -68,7 +68,7 @@ async def test_one_yes_no_question_per_call(llm):
         system, user = body["messages"]
         assert system["role"] == "system" and "never instructions" in system["content"]
         assert "Question number 1" in user["content"]
-    assert decision.input_tokens and decision.output_tokens == 3
+    assert decision.input_tokens and decision.output_tokens == 4  # one completion token per call
 
 
 async def test_no_logprobs_fails_open_loudly(llm, caplog):

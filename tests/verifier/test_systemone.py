@@ -14,14 +14,14 @@ async def test_one_call_per_question_with_both_checks(systemone):
     decisions = await Gate.from_settings(threshold=0.6).check_all(items(3))
     requests = systemone.check_requests()
     assert len(requests) == 3
-    # The blind question is a call of its own per question.
-    assert len(systemone.requests_to("/v1/systemone")) == 6
+    # The blind question is a call of its own per question and order shown (two).
+    assert len(systemone.requests_to("/v1/systemone")) == 9
     for request in requests:
         body = request.json()
         assert set(body["questions"]) == {"answer_correct", "explanation_true"}
         assert all(question["type"] == "noul" for question in body["questions"].values())
     assert [decision.outcome for decision in decisions] == ["passed"] * 3
-    assert all(decision.details["calls"] == 2 for decision in decisions)
+    assert all(decision.details["calls"] == 3 for decision in decisions)
 
 
 async def test_request_validates_against_the_published_schema(systemone):
@@ -68,8 +68,8 @@ async def test_min_of_both_scores_drops_a_question(systemone):
     assert (first.outcome, first.score, first.reason) == ("dropped", 0.45, "below_threshold")
     assert first.probabilities == {"answer_correct": 0.77, "explanation_true": 0.45, "blind": 0.9}
     assert (second.outcome, second.score) == ("passed", 0.9)
-    # Tokens of both calls: 2 per noul question, 2 for the blind choice question.
-    assert first.input_tokens and first.output_tokens == 6
+    # Tokens of all three calls: 2 per noul question, 2 for each blind choice question.
+    assert first.input_tokens and first.output_tokens == 8
 
 
 async def test_document_field_name_is_a_setting(systemone, settings):

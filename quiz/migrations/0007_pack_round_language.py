@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quiz', '0005_generationjob_duplicates'),
+        ('quiz', '0006_round_check_note_generationjob_kind'),
     ]
 
     operations = [

@@ -1,0 +1,131 @@
+"""The audit trail of a question: where it came from and every check the gate made of it, with what the apps
+above quiz add (review/audit.py adds the reviewer's label and fix) through `audit_extension_register`, as quiz
+never imports them. Plain data (JSON-ready dicts): the round exports, a room's audit.json and a game's results
+page all read these.
+
+    question_audits(questions) -> [audit, ...]      one query per kind of record for many questions
+    question_audit(question)   -> audit
+    round_audit(round_)        -> {"round": {...}, "questions": [audit with "position", ...]}
+"""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from quiz.models import GenerationJob, JobKind, Provenance, Question, Round
+from quiz.validation import OPTION_LETTERS
+from verifier.models import Verdict
+
+# (question ids) -> {question id: {key: value}}; each key is merged into that question's audit.
+AuditExtension = Callable[[list[int]], dict[int, dict[str, Any]]]
+_extensions: dict[str, AuditExtension] = {}
+
+
+def audit_extension_register(name: str, extension: AuditExtension) -> None:
+    """Register (or, under the same name, replace) what an app above quiz adds to every question's audit."""
+    _extensions[name] = extension
+
+
+def _when(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def verdict_audit(verdict: Verdict) -> dict[str, Any]:
+    """One check as recorded, every field; `details` whole (a second opinion, the blind answer, calls ...)."""
+    details = dict(verdict.details or {})
+    return {
+        "at": _when(verdict.created_at),
+        "backend": verdict.backend,
+        "served_model_id": verdict.model_id,
+        "requested_model_id": verdict.requested_model_id,
+        "probabilities": dict(verdict.probabilities or {}),
+        "score": verdict.score,
+        "threshold": verdict.threshold,
+        "calibrated": verdict.calibrated,
+        "outcome": verdict.outcome,
+        "reason": verdict.reason,
+        "message": verdict.message,
+        "latency_ms": verdict.latency_ms,
+        "input_tokens": verdict.input_tokens,
+        "output_tokens": verdict.output_tokens,
+        "second_opinion": details.get("second_opinion"),
+        "details": details,
+    }
+
+
+def _origin(question: Question) -> dict[str, Any]:
+    return {
+        "provenance": question.provenance,
+        "provenance_label": Provenance(question.provenance).label if question.provenance in Provenance.values else "",
+        "pack": {"slug": question.pack.slug, "title": question.pack.title} if question.pack_id else None,
+        "host": question.provenance == Provenance.HOST,
+        "writer_model_id": question.model_id,
+        "writer_served_model_id": question.served_model_id,
+        "grounded_source": question.source,
+        "created_at": _when(question.created_at),
+    }
+
+
+def question_audits(questions: Iterable[Question]) -> list[dict[str, Any]]:
+    questions = list(questions)
+    ids = [question.pk for question in questions]
+    checks: dict[int, list[dict[str, Any]]] = {question_id: [] for question_id in ids}
+    for verdict in Verdict.objects.filter(question_id__in=ids).order_by("created_at", "id"):
+        checks[verdict.question_id].append(verdict_audit(verdict))
+    added: list[dict[int, dict[str, Any]]] = [extension(ids) for extension in _extensions.values()]
+    audits = []
+    for question in questions:
+        audit: dict[str, Any] = {
+            "question_id": question.pk,
+            "question": question.text,
+            "options": list(question.options),
+            "correct": OPTION_LETTERS[question.correct_index] if question.correct_index < len(OPTION_LETTERS) else "",
+            "correct_option": question.options[question.correct_index]
+            if question.correct_index < len(question.options)
+            else "",
+            "explanation": question.explanation,
+            "origin": _origin(question),
+            "checks": checks[question.pk],
+        }
+        for extra in added:
+            audit.update(extra.get(question.pk, {}))
+        audits.append(audit)
+    return audits
+
+
+def question_audit(question: Question) -> dict[str, Any]:
+    return question_audits([question])[0]
+
+
+def round_audit(round_: Round) -> dict[str, Any]:
+    entries = list(round_.entries.select_related("question", "question__pack"))
+    audits = question_audits(entry.question for entry in entries)
+    for entry, audit in zip(entries, audits, strict=True):
+        audit["position"] = entry.position
+    job = (
+        GenerationJob.objects.filter(round=round_, kind=JobKind.WRITE)
+        .values("pk", "topic", "source_name", "model_id", "difficulty", "language")
+        .first()
+    )
+    return {
+        "round": {
+            "id": round_.pk,
+            "title": round_.title,
+            "provenance": round_.provenance,
+            "pack": round_.pack.slug if round_.pack_id else None,
+            "check_status": round_.check_status,
+            "check_label": round_.check_label,
+            "created_at": _when(round_.created_at),
+            # A model-written round: what was asked for, and the source text's name when it was grounded.
+            "generation": {
+                "job_id": job["pk"],
+                "topic": job["topic"],
+                "source_name": job["source_name"],
+                "writer_model_id": job["model_id"],
+                "difficulty": job["difficulty"],
+                "language": job["language"],
+            }
+            if job
+            else None,
+        },
+        "questions": audits,
+    }

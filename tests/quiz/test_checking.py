@@ -1,0 +1,227 @@
+"""Check my questions: a host's imported round sent through the gate from the editor's button, against a scripted
+checker on loopback; what the editor and the round's label then say; the checker down; an edit clears a verdict."""
+
+import re
+
+import pytest
+from django.test import Client
+
+from lobby.services import room_create
+from quiz.checking import job_run
+from quiz.importing import CSV_COLUMNS
+from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Round
+from quiz.packs import pack_load_all
+from tests.quiz.test_views import editor_data
+from verifier.models import Verdict
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HEADER = ",".join(CSV_COLUMNS)
+# Four questions; the second marks a wrong answer (Sydney), which the scripted checker doubts.
+ROUND_CSV = "\n".join(
+    [
+        HEADER,
+        "What colour is a ripe banana?,Yellow,Blue,Red,,,,A,,",
+        "What is the capital of Australia?,Canberra,Sydney,Perth,,,,B,The capital is Sydney.,",
+        "How many legs has a spider?,Six,Eight,Ten,,,,B,,",
+        "Which planet is the largest?,Jupiter,Mars,Venus,,,,A,,",
+    ]
+)
+
+
+# The blind question (which option is right, without the marked one): the checker knows the spider's answer
+# is B; it picks A (the right answer) for the others.
+BLIND_CHOICES = {"spider": "B"}
+
+
+def import_round(client: Client, text: str = ROUND_CSV) -> Round:
+    response = client.post("/rounds/import/", {"text": text})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Imported 4 questions" in page and "Check these questions" in page
+    return Round.objects.get(owner_key=client.session["owner_key"])
+
+
+def press_check(client: Client, round_: Round, started_jobs: list[int], *, count: int = 4) -> GenerationJob:
+    response = client.post(f"/rounds/{round_.pk}/check/")
+    assert response.status_code == 302
+    job = GenerationJob.objects.get(pk=started_jobs[-1])
+    assert response["Location"] == f"/rounds/generate/{job.pk}/"
+    assert job.kind == JobKind.CHECK and job.round_id == round_.pk and job.count == count
+    job_run(job_id=job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def verdict_blocks(page: str) -> list[str]:
+    return re.findall(r'<div class="check-verdict" data-verdict="(\w+)">(.*?)</div>', page, re.S)
+
+
+def test_the_wrong_answer_is_shown_doubtful_with_its_scores_and_the_others_passed(gate_on, client, started_jobs):
+    gate_on.script.probabilities = {"capital of Australia": {"answer_correct": 0.12, "explanation_true": 0.2}}
+    gate_on.script.choices = BLIND_CHOICES
+    round_ = import_round(client)
+    job = press_check(client, round_, started_jobs)
+    assert job.status == GenerationStatus.DONE, job.message
+    assert (job.checked, job.dropped) == (4, 1)
+    assert "doubtful" in job.message
+
+    page = client.get(f"/rounds/{round_.pk}/edit/").content.decode()
+    marks = verdict_blocks(page)
+    assert [mark for mark, _ in marks] == ["passed", "doubtful", "passed", "passed"]
+    doubtful = marks[1][1]
+    verdict = Verdict.objects.get(question__text="What is the capital of Australia?")
+    assert verdict.outcome == "dropped"
+    assert verdict.probabilities["answer_correct"] == 0.12 and verdict.probabilities["explanation_true"] == 0.2
+    # Its scores as the checker gave them (the blind checker picked Canberra: P(Sydney) is the score).
+    assert f'score <strong data-field="score">{verdict.score:.2f}</strong>' in doubtful
+    assert f"(threshold {verdict.threshold:.2f})" in doubtful
+    for check, probability in verdict.probabilities.items():
+        assert f"{check} {probability:.2f}" in doubtful
+    assert "answer_correct 0.12" in doubtful and "explanation_true 0.20" in doubtful
+    # ... and its reason.
+    assert f"score {verdict.score:.2f} &lt; threshold {verdict.threshold:.2f}" in doubtful
+    assert "the checker chose A. Canberra" in doubtful
+    # The host's question stays in the round; the label says what happened.
+    round_.refresh_from_db()
+    assert round_.entries.count() == 4
+    assert round_.check_status == CheckStatus.DOUBTFUL_KEPT
+    assert round_.check_label == "checked: 1 doubtful kept by the host"
+    assert "checked: 1 doubtful kept by the host" in page
+    # The check's own page lists the same verdicts.
+    job_page = client.get(f"/rounds/generate/{job.pk}/").content.decode()
+    assert [mark for mark, _ in verdict_blocks(job_page)] == ["passed", "doubtful", "passed", "passed"]
+    # And the host screen of a game of it.
+    created = room_create(round_id=round_.pk, timer_seconds=20)
+    session = client.session
+    session["host_tokens"] = {created.room.code: created.host_token}
+    session.save()
+    host_page = client.get(f"/host/{created.room.code}/").content.decode()
+    assert "checked: 1 doubtful kept by the host" in host_page
+
+
+def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_round_plays(
+    gate_on, client, started_jobs, settings
+):
+    settings.VERIFIER_BASE_URL = "http://127.0.0.1:9"  # nothing listens there
+    settings.VERIFIER_TIMEOUT = 1.0
+    round_ = import_round(client)
+    job = press_check(client, round_, started_jobs)
+    assert job.status == GenerationStatus.DONE, job.message
+    assert job.checked == 4 and job.dropped == 0
+    marks = verdict_blocks(client.get(f"/rounds/{round_.pk}/edit/").content.decode())
+    assert [mark for mark, _ in marks] == ["unverified"] * 4
+    for _, block in marks:
+        assert "could not be reached" in block or "unavailable" in block
+    round_.refresh_from_db()
+    assert round_.check_status == CheckStatus.UNVERIFIED
+    assert round_.check_label == "checked: 4 unverified"
+    created = room_create(round_id=round_.pk, timer_seconds=20)
+    assert created.room.question_count == 4
+
+
+def test_editing_a_checked_question_clears_its_verdict(gate_on, client, started_jobs):
+    gate_on.script.probabilities = {"capital of Australia": 0.1}
+    gate_on.script.choices = BLIND_CHOICES
+    round_ = import_round(client)
+    press_check(client, round_, started_jobs)
+    # The host fixes the doubtful question (marks Canberra) and keeps the rest as they are.
+    questions = [entry.question for entry in round_.entries.select_related("question")]
+    blocks = []
+    for question in questions:
+        correct = 0 if "Australia" in question.text else question.correct_index
+        blocks.append(
+            {
+                "text": question.text,
+                **{f"option_{n}": option for n, option in enumerate(question.options)},
+                "correct": str(correct),
+                "explanation": "" if "Australia" in question.text else question.explanation,
+            }
+        )
+    response = client.post(f"/rounds/{round_.pk}/edit/", editor_data(round_.title, blocks, initial=4))
+    assert response.status_code == 302
+    marks = verdict_blocks(client.get(f"/rounds/{round_.pk}/edit/").content.decode())
+    # Three verdicts are still shown; the edited question has none.
+    assert [mark for mark, _ in marks] == ["passed", "passed", "passed"]
+    round_.refresh_from_db()
+    assert round_.check_label == "checked: 1 not checked"
+
+
+def test_the_button_needs_a_checker_and_the_round_of_the_session(writer, client, started_jobs):
+    round_ = import_round_no_checker(client)
+    response = client.post(f"/rounds/{round_.pk}/check/", follow=True)
+    assert "No checker is configured" in response.content.decode()
+    assert started_jobs == []
+    other = Client()
+    assert other.post(f"/rounds/{round_.pk}/check/").status_code == 404
+
+
+def import_round_no_checker(client: Client) -> Round:
+    response = client.post("/rounds/import/", {"text": ROUND_CSV})
+    assert "Check these questions" not in response.content.decode()
+    return Round.objects.get(owner_key=client.session["owner_key"])
+
+
+def test_staff_recheck_a_sample_pack(gate_on, client, started_jobs, django_user_model):
+    pack = pack_load_all()[0]
+    gate_on.script.default_probability = 0.99
+    staff = django_user_model.objects.create_user("staff", password="pw", is_staff=True)
+    assert client.post(f"/rounds/packs/{pack.pk}/check/").status_code == 302  # to the admin's sign-in
+    assert started_jobs == []
+    client.force_login(staff)
+    assert "Sample packs (staff)" in client.get("/rounds/").content.decode()
+    response = client.post(f"/rounds/packs/{pack.pk}/check/")
+    job = GenerationJob.objects.get(pk=started_jobs[-1])
+    assert response["Location"] == f"/rounds/generate/{job.pk}/"
+    job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE and job.checked == pack.questions.count()
+    assert Verdict.objects.filter(question__pack=pack).count() == pack.questions.count()
+
+
+def test_a_check_waits_for_the_last_one_and_does_not_spend_the_writers_limits(gate_on, client, started_jobs, settings):
+    from quiz.gen_limits import generation_limits_check
+
+    settings.QUIZ_GENERATION_RUNNING_PER_SESSION = 1
+    settings.QUIZ_GENERATION_PER_HOUR_PER_SESSION = 1
+    round_ = import_round(client)
+    assert client.post(f"/rounds/{round_.pk}/check/").status_code == 302
+    # Pressed again while it is queued: the same check, not a second one.
+    assert client.post(f"/rounds/{round_.pk}/check/").status_code == 302
+    assert len(set(started_jobs)) == 1 and GenerationJob.objects.count() == 1
+    # Another round of the same browser waits for it.
+    other = Round.objects.create(title="Other", provenance="host", owner_key=round_.owner_key)
+    other.entries.create(question=round_.entries.first().question, position=0)
+    page = client.post(f"/rounds/{other.pk}/check/", follow=True).content.decode()
+    assert "Another round is being checked in this browser" in page
+    # Writing a round is not held back by a check (the checker is not the writer's key).
+    generation_limits_check(client_network="", owner_key=round_.owner_key)
+    job_run(job_id=started_jobs[0])
+    assert client.post(f"/rounds/{other.pk}/check/").status_code == 302
+    assert len(set(started_jobs)) == 2
+
+
+def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, client, started_jobs, settings):
+    import threading
+    import time
+
+    from quiz.jobs import generation_cancel
+
+    settings.VERIFIER_CONCURRENCY = 1
+    gate_on.script.latency = 0.3
+    gate_on.script.choices = BLIND_CHOICES
+    round_ = import_round(client)
+    client.post(f"/rounds/{round_.pk}/check/")
+    job_id = started_jobs[-1]
+    runner = threading.Thread(target=job_run, kwargs={"job_id": job_id})
+    runner.start()
+    deadline = time.monotonic() + 10
+    while GenerationJob.objects.get(pk=job_id).checked < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    generation_cancel(job_id=job_id, owner_key=client.session["owner_key"])
+    runner.join(15)
+    job = GenerationJob.objects.get(pk=job_id)
+    assert job.status == GenerationStatus.CANCELLED
+    round_.refresh_from_db()
+    assert 1 <= job.checked < 4 and round_.entries.count() == 4
+    assert round_.check_label == f"checked: {4 - job.checked} not checked"
