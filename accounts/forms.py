@@ -1,4 +1,5 @@
 from django.contrib.auth.forms import AuthenticationForm, BaseUserCreationForm
+from django.utils.translation import gettext_lazy
 
 
 class SignUpForm(BaseUserCreationForm):
@@ -9,5 +10,5 @@ class SignUpForm(BaseUserCreationForm):
 class SignInForm(AuthenticationForm):
     error_messages = {
         **AuthenticationForm.error_messages,
-        "invalid_login": "That username and password do not match an account. Both are case-sensitive.",
+        "invalid_login": gettext_lazy("That username and password do not match an account. Both are case-sensitive."),
     }

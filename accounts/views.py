@@ -9,6 +9,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods
 
 from accounts import services
@@ -27,12 +29,15 @@ def _take_browser(request: HttpRequest, user: AbstractBaseUser) -> None:
     )
     request.session[OWNER_KEY] = taken.owner_key
     if taken.rounds or taken.rooms:
-        what = []
-        if taken.rounds:
-            what.append(f"{taken.rounds} round{'s' if taken.rounds != 1 else ''}")
-        if taken.rooms:
-            what.append(f"{taken.rooms} game{'s' if taken.rooms != 1 else ''}")
-        messages.success(request, f"This browser's {' and '.join(what)} are now in your account.")
+        rounds = ngettext("%(count)s round", "%(count)s rounds", taken.rounds) % {"count": taken.rounds}
+        games = ngettext("%(count)s game", "%(count)s games", taken.rooms) % {"count": taken.rooms}
+        if taken.rounds and taken.rooms:
+            text = _("This browser's %(rounds)s and %(games)s are now in your account.")
+        elif taken.rounds:
+            text = _("This browser's %(rounds)s are now in your account.")
+        else:
+            text = _("This browser's %(games)s are now in your account.")
+        messages.success(request, text % {"rounds": rounds, "games": games})
 
 
 def _next_url(request: HttpRequest) -> str:
@@ -49,12 +54,15 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         user = services.host_sign_up(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         _take_browser(request, user)
-        messages.success(request, f"Welcome, {user.get_username()}: your rounds and games are kept in your account.")
+        messages.success(
+            request,
+            _("Welcome, %(name)s: your rounds and games are kept in your account.") % {"name": user.get_username()},
+        )
         return redirect(_next_url(request))
     return render(request, "accounts/sign_up.html", {"form": form, "next": _next_url(request)})
 
 
-TOO_MANY_WRONG_PASSWORDS = "Too many wrong passwords from your network. Wait a few minutes and try again."
+TOO_MANY_WRONG_PASSWORDS = gettext_lazy("Too many wrong passwords from your network. Wait a few minutes and try again.")
 
 
 class SignInView(auth_views.LoginView):
@@ -98,5 +106,5 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def form_valid(self, form) -> HttpResponse:
         response = super().form_valid(form)  # keeps this browser signed in; other sessions' hashes go stale
-        messages.success(self.request, "Your password is changed.")
+        messages.success(self.request, _("Your password is changed."))
         return response

@@ -11,9 +11,11 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
+from core.i18n import language_from_scope
 from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
@@ -55,6 +57,8 @@ def _player_join_limited(*, ip: str, code: str, nickname: object, asks_more_time
 class RoomConsumer(AsyncWebsocketConsumer):
     """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
 
+    language: str | None = None  # its page's, read from the handshake on the first frame
+
     async def connect(self):
         self.code = services.normalize_code(self.scope["url_route"]["kwargs"]["code"])
         self.room_id: int | None = None
@@ -82,7 +86,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        # Every frame this socket sends speaks its page's language (a phone's, whatever the host's screen speaks).
+        if self.language is None:
+            self.language = language_from_scope(self.scope)
+        with translation.override(self.language):
+            await handler(message)
 
     # -- frames in ----------------------------------------------------------------------------------------
 
@@ -93,24 +101,24 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if verdict is ratelimit.Verdict.CLOSE:
             self.flooded = True
             logger.warning("closing a flooding connection to room %s from %s", self.code, self.client_ip)
-            await self.send_error("rate_limited", "Too many messages: this connection is closed.")
+            await self.send_error("rate_limited", _("Too many messages: this connection is closed."))
             return await self.close(code=FLOOD_CLOSE_CODE)
         if verdict is ratelimit.Verdict.DROP:
-            return await self.send_error("rate_limited", "Too many messages: slow down. That one was ignored.")
+            return await self.send_error("rate_limited", _("Too many messages: slow down. That one was ignored."))
         if bytes_data is not None or text_data is None:
-            return await self.send_error("bad_message", "Send JSON text frames.")
+            return await self.send_error("bad_message", _("Send JSON text frames."))
         # surrogatepass: a lone surrogate must be measured, not crash the size check.
         if len(text_data.encode("utf-8", "surrogatepass")) > settings.WS_MAX_MESSAGE_BYTES:
-            return await self.send_error("too_large", "That message is too large.")
+            return await self.send_error("too_large", _("That message is too large."))
         try:
             message = json.loads(text_data)
         except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested thousands deep
-            return await self.send_error("bad_message", "That message is not valid JSON.")
+            return await self.send_error("bad_message", _("That message is not valid JSON."))
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            return await self.send_error("bad_message", "A message needs a type.")
+            return await self.send_error("bad_message", _("A message needs a type."))
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
-            return await self.send_error("unknown_type", "Unknown message type.")
+            return await self.send_error("unknown_type", _("Unknown message type."))
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
@@ -127,10 +135,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                     logger.warning(
                         "database still unreachable; a %s message to %s was not applied", message["type"], self.code
                     )
-                    return await self.send_error("unavailable", "The game's server is having trouble. Try again.")
+                    return await self.send_error("unavailable", _("The game's server is having trouble. Try again."))
                 if not paused:
                     paused = True
-                    await self.send_error("paused", "The game is paused: the server lost its database. Hold on…")
+                    await self.send_error("paused", _("The game is paused: the server lost its database. Hold on…"))
                 await asyncio.sleep(DB_RETRY_INTERVAL)
                 continue
             if paused:
@@ -139,7 +147,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_join(self, message):
         if self.role is not None:
-            return await self.send_error("not_now", "You are already in this game.")
+            return await self.send_error("not_now", _("You are already in this game."))
         joined = await db(_player_join_limited)(
             ip=self.client_ip,
             code=self.code,
@@ -204,7 +212,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         player_id = message.get("player")
         if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", "Say which player to remove.")
+            return await self.send_error("bad_message", _("Say which player to remove."))
         await db(services.player_remove)(room_id=self.room_id, player_id=player_id)
 
     async def on_void(self, message):
@@ -212,14 +220,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         index = message.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            return await self.send_error("bad_message", "Say which question to void.")
+            return await self.send_error("bad_message", _("Say which question to void."))
         await db(review.question_void)(room_id=self.room_id, question_index=index, by_host=True)
 
     async def on_lock(self, message):
         self._require("host")
         locked = message.get("locked")
         if not isinstance(locked, bool):  # bool("false") is True: only a real boolean locks or unlocks
-            return await self.send_error("bad_message", "Say locked: true or false.")
+            return await self.send_error("bad_message", _("Say locked: true or false."))
         await db(services.room_set_locked)(room_id=self.room_id, locked=locked)
 
     async def on_extra_time(self, message):
@@ -252,7 +260,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;
         it gets a fresh snapshot only if the room has moved on since the one it holds."""
         if self.room_id is None:
-            return await self.send_error("not_now", "Join the game first.")
+            return await self.send_error("not_now", _("Join the game first."))
         seq = await db(room_seq)(room_id=self.room_id)
         if not isinstance(message.get("seq"), int) or message["seq"] < seq:
             await self._send_snapshot()
@@ -300,7 +308,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if self.role == "player":
             me = next((p for p in state["players"] if p["id"] == self.player_id), None)
             if me is None:
-                await self.send_error("removed", "The host removed you from this game.")
+                await self.send_error("removed", _("The host removed you from this game."))
                 return await self.close()
             index = state["question_index"]
             # The player's own time (extra time, their own countdown); who else has extra time is the host's.
@@ -322,7 +330,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def room_cohost_replaced(self, event):
         if self.role == "host" and self.cohost_generation is not None and self.cohost_generation < event["generation"]:
-            await self.send_error("bad_token", "The host replaced the co-host link: ask them for the new one.")
+            await self.send_error("bad_token", _("The host replaced the co-host link: ask them for the new one."))
             await self.close()
 
     async def send_json(self, content):

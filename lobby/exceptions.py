@@ -1,74 +1,78 @@
+from django.utils.translation import gettext_lazy as _
+
+
 class GameError(Exception):
     """A domain error with a code for clients and a message a person can read."""
 
     code = "game_error"
 
     def __init__(self, message: str | None = None):
-        super().__init__(message or self.default_message)
+        # Rendered now, in the language of whoever is being answered (the request's or the socket's).
+        super().__init__(str(message or self.default_message))
 
-    default_message = "That did not work."
+    default_message = _("That did not work.")
 
 
 class RoomNotFound(GameError):
     code = "room_not_found"
-    default_message = "There is no game with that code. Check the code on the host's screen."
+    default_message = _("There is no game with that code. Check the code on the host's screen.")
 
 
 class RoomFull(GameError):
     code = "room_full"
-    default_message = "This game is full."
+    default_message = _("This game is full.")
 
 
 class RoomLocked(GameError):
     code = "room_locked"
-    default_message = "The host has locked this game: no new players can join."
+    default_message = _("The host has locked this game: no new players can join.")
 
 
 class GameOver(GameError):
     code = "game_over"
-    default_message = "This game has finished."
+    default_message = _("This game has finished.")
 
 
 class NicknameInvalid(GameError):
     code = "nickname_invalid"
-    default_message = "Choose a nickname of 1 to 20 characters."
+    default_message = _("Choose a nickname of 1 to 20 characters.")
 
 
 class NicknameTaken(GameError):
     code = "nickname_taken"
-    default_message = "Someone in this game already has that nickname. Choose another."
+    default_message = _("Someone in this game already has that nickname. Choose another.")
 
 
 class BadToken(GameError):
     code = "bad_token"
-    default_message = "Your place in this game could not be found. Join again."
+    default_message = _("Your place in this game could not be found. Join again.")
 
 
 class PlayerRemoved(GameError):
     code = "removed"
-    default_message = "The host removed you from this game."
+    default_message = _("The host removed you from this game.")
 
 
 class NotNow(GameError):
     code = "not_now"
-    default_message = "That cannot be done at this point of the game."
+    default_message = _("That cannot be done at this point of the game.")
 
 
 class AnswerRefused(GameError):
     code = "answer_refused"
-    default_message = "Your answer could not be taken."
+    default_message = _("Your answer could not be taken.")
 
 
 class TooLate(AnswerRefused):
     code = "too_late"
-    default_message = "Time is up: your answer came after the deadline."
+    default_message = _("Time is up: your answer came after the deadline.")
 
 
 class AlreadyAnswered(AnswerRefused):
     code = "already_answered"
-    default_message = "You have already answered this question."
+    default_message = _("You have already answered this question.")
 
 
 class AlreadyReported(GameError):
     code = "already_reported"
-    default_message = "You have already reported this question. Thank you."
+    default_message = _("You have already reported this question. Thank you.")

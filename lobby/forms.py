@@ -1,12 +1,13 @@
 from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 
 class RoomCreateForm(forms.Form):
     source = forms.CharField()  # "pack:<id>" or "round:<id>"
     timer_seconds = forms.IntegerField(
-        label="Seconds per question",
+        label=_("Seconds per question"),
         min_value=settings.ROOM_MIN_TIMER,
         max_value=settings.ROOM_MAX_TIMER,
         initial=settings.ROOM_DEFAULT_TIMER,
@@ -18,9 +19,9 @@ class RoomCreateForm(forms.Form):
     def clean_source(self) -> tuple[str, int]:
         kind, _, raw_id = self.cleaned_data["source"].partition(":")
         if kind not in ("pack", "round") or not raw_id.isdigit():
-            raise forms.ValidationError("Choose a pack or one of your rounds.")
+            raise forms.ValidationError(_("Choose a pack or one of your rounds."))
         return kind, int(raw_id)
 
 
 class JoinForm(forms.Form):
-    code = forms.CharField(max_length=12, label="Game code")
+    code = forms.CharField(max_length=12, label=_("Game code"))

@@ -15,6 +15,7 @@ from typing import TypeVar
 from django.conf import settings
 from django.core.cache import BaseCache, caches
 from django.core.signals import setting_changed
+from django.utils.translation import gettext_lazy as _
 
 # Found in core now (quiz limits by the client's address too); the lobby's callers keep these names.
 from core.client_ip import UNKNOWN_IP, client_ip_from_request, client_ip_from_scope  # noqa: F401
@@ -27,7 +28,7 @@ T = TypeVar("T")
 
 class RateLimited(GameError):
     code = "rate_limited"
-    default_message = "Too many tries from your network. Wait a minute and try again."
+    default_message = _("Too many tries from your network. Wait a minute and try again.")
 
 
 # -- per connection: a token bucket --------------------------------------------------------------------------

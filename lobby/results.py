@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Count, Q
+from django.utils.translation import gettext as _
 
 from lobby import machine
 from lobby.machine import Phase
@@ -112,7 +113,9 @@ def game_results(*, room: Room) -> GameResults:
         .values_list("question_id", "kind", "detail")
     ):
         flags.setdefault(question_ids[question_id], []).append(
-            FlagNote(kind=FlagKind(kind).label, detail=_flag_detail(kind, detail, questions[question_ids[question_id]]))
+            FlagNote(
+                kind=str(FlagKind(kind).label), detail=_flag_detail(kind, detail, questions[question_ids[question_id]])
+            )
         )
     reports: dict[int, list[ReportNote]] = {}
     for question_id, nickname, text, created_at in (
@@ -128,7 +131,7 @@ def game_results(*, room: Room) -> GameResults:
     for index, question in enumerate(questions):
         given = by_question.get(index, []) if index in closed else []
         counts = [0] * len(question.options)
-        for option, _, _ in given:
+        for option, _correct, _ms in given:
             if 0 <= option < len(counts):
                 counts[option] += 1
         total = len(given)
@@ -176,9 +179,13 @@ def _flag_detail(kind: str, detail: dict, question) -> str:
         share = detail.get("share")
         if isinstance(option, int) and 0 <= option < len(question.options) and isinstance(share, int | float):
             chose = f"{LETTERS[option]}: {question.options[option]}"
-            return f"{share:.0%} of {detail.get('answers', '?')} answers chose {chose}"
+            return _("%(share)s of %(answers)s answers chose %(chose)s") % {
+                "share": f"{share:.0%}",
+                "answers": detail.get("answers", "?"),
+                "chose": chose,
+            }
     if kind == FlagKind.PREMISE:
-        return "It shares a premise with a question a reviewer found defective."
+        return _("It shares a premise with a question a reviewer found defective.")
     return ""
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Count, F
+from django.utils.translation import gettext_lazy as _
 
 from lobby import events, machine
 from lobby.exceptions import GameError
@@ -104,7 +105,7 @@ def after_reveal(*, room: Room, question_index: int, shown: Picture) -> None:
 
 class VoidRefused(GameError):
     code = "void_refused"
-    default_message = "That question cannot be voided."
+    default_message = _("That question cannot be voided.")
 
 
 def voided_indexes(*, room_id: int) -> list[int]:
@@ -150,12 +151,12 @@ def question_void(*, room_id: int, question_index: int, reviewer=None, by_host: 
         # The room's row lock orders this against a concurrent close or answer.
         room = Room.objects.select_for_update().get(pk=room_id)
         if question_index not in machine.closed_questions(room.position):
-            raise VoidRefused("Only a question that has been played and closed can be voided.")
+            raise VoidRefused(_("Only a question that has been played and closed can be voided."))
         question = round_question_at(round_id=room.round_id, position=question_index)
         if not by_host and latest_label(question_id=question.pk) != ReviewLabel.DEFECTIVE:
-            raise VoidRefused("Label the question defective before voiding it.")
+            raise VoidRefused(_("Label the question defective before voiding it."))
         if VoidedQuestion.objects.filter(room=room, question_index=question_index).exists():
-            raise VoidRefused("That question is already voided in this room.")
+            raise VoidRefused(_("That question is already voided in this room."))
         removed = {
             str(player_id): points
             for player_id, points in Answer.objects.filter(room=room, question_index=question_index).values_list(

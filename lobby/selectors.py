@@ -61,7 +61,7 @@ def room_picture(*, room_id: int) -> Picture:
         "phase": phase,
         "title": room["round__title"],
         "check_status": room["round__check_status"],
-        "check_label": room["round__check_note"] or CheckStatus(room["round__check_status"]).label,
+        "check_label": str(room["round__check_note"] or CheckStatus(room["round__check_status"]).label),
         "question_count": room["question_count"],
         "question_index": index,
         "timer_seconds": room["timer_seconds"],

@@ -12,6 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from lobby import events, machine, review
 from lobby.exceptions import (
@@ -50,7 +51,7 @@ def normalize_code(raw: object) -> str:
 
 
 def _new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+    return "".join(secrets.choice(CODE_ALPHABET) for _position in range(CODE_LENGTH))
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ def room_create(
     round_ = Round.objects.get(pk=round_id)
     count = round_.entries.count()
     if count == 0:
-        raise NotNow("That round has no questions.")
-    for _ in range(10):
+        raise NotNow(_("That round has no questions."))
+    for _attempt in range(10):
         try:
             with transaction.atomic():
                 room = Room.objects.create(
@@ -95,7 +96,7 @@ def room_create(
         except IntegrityError:
             continue
     else:  # pragma: no cover - 10 collisions in a space of 32^6
-        raise NotNow("Could not find a free room code; try again.")
+        raise NotNow(_("Could not find a free room code; try again."))
     return CreatedRoom(room=room, host_token=host_token(room_code=room.code))
 
 
@@ -109,10 +110,10 @@ def room_by_code(code: str) -> Room:
 def host_resume(*, token: object, code: str) -> Room:
     grant = read_host_token(token)
     if grant is None or grant.room_code != normalize_code(code):
-        raise BadToken("Only the host of this game can do that.")
+        raise BadToken(_("Only the host of this game can do that."))
     room = room_by_code(code)
     if grant.cohost_generation is not None and grant.cohost_generation != room.cohost_generation:
-        raise BadToken("The host replaced the co-host link: ask them for the new one.")
+        raise BadToken(_("The host replaced the co-host link: ask them for the new one."))
     return room
 
 
@@ -148,10 +149,10 @@ def cohost_join(*, key: object, code: str) -> str:
     """A browser opened the co-host link: the host token it keeps, valid until the link is replaced."""
     parsed = read_cohost_key(key)
     if parsed is None or parsed[0] != normalize_code(code):
-        raise BadToken("That co-host link is not valid for this game.")
+        raise BadToken(_("That co-host link is not valid for this game."))
     room = room_by_code(code)
     if parsed[1] != room.cohost_generation:
-        raise BadToken("That co-host link was replaced by a newer one.")
+        raise BadToken(_("That co-host link was replaced by a newer one."))
     return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
 
 
@@ -331,7 +332,7 @@ def game_act(
     except machine.IllegalMove:
         raise NotNow() from None
     if action is Action.START and not room.players.filter(removed=False).exists():
-        raise NotNow("Wait for at least one player to join before starting.")
+        raise NotNow(_("Wait for at least one player to join before starting."))
     fields = _start_question_fields(room) if target.phase == Phase.QUESTION else {}
     with transaction.atomic():
         moved = _compare_and_set(room, target, **fields)
@@ -531,15 +532,15 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
     review and voiding read answers as the round has them."""
     question_index, option = answer.question_index, answer.option
     if not isinstance(question_index, int) or isinstance(question_index, bool):
-        raise AnswerRefused("The answer must name the question it is for.")
+        raise AnswerRefused(_("The answer must name the question it is for."))
     if not isinstance(option, int) or isinstance(option, bool):
-        raise AnswerRefused("Choose one of the options.")
+        raise AnswerRefused(_("Choose one of the options."))
     if room is None:
         raise PlayerRemoved()
     if room.phase != Phase.QUESTION or room.question_index != question_index:
         if room.question_index == question_index and room.phase != Phase.LOBBY:
             raise TooLate()
-        raise AnswerRefused("That question is not open.")
+        raise AnswerRefused(_("That question is not open."))
     now = answer.received_at or timezone.now()
     timer_ms = room.timer_seconds * 1000
     # The room's deadline is the last of its players'; this player's own may be earlier.
@@ -553,7 +554,7 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
     if not 0 <= option < question.option_count:
-        raise AnswerRefused("Choose one of the options.")
+        raise AnswerRefused(_("Choose one of the options."))
     if (answer.player_id, question_index) in already:
         raise AlreadyAnswered()
     elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
@@ -642,13 +643,13 @@ def _clean_text(raw: str) -> str:
 
 def report_create(*, player_id: int, question_index: object, text: object) -> Report:
     if not isinstance(question_index, int) or isinstance(question_index, bool):
-        raise NotNow("Say which question you are reporting.")
+        raise NotNow(_("Say which question you are reporting."))
     text = _clean_text(text)[:500] if isinstance(text, str) else ""
     player = Player.objects.select_related("room").get(pk=player_id)
     room = player.room
     # A question can be reported once its answer has been revealed, not while it is open.
     if not machine.is_revealed(room.position, question_index) or not 0 <= question_index < room.question_count:
-        raise NotNow("You can report a question after its answer is shown.")
+        raise NotNow(_("You can report a question after its answer is shown."))
     question = round_question_at(round_id=room.round_id, position=question_index)
     try:
         with transaction.atomic():

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.lan import shareable_url
@@ -225,8 +226,8 @@ def _downloads(room: Room) -> dict:
     """The files a game's results page links to. The one place to add another (the room's audit trail)."""
     return {
         "downloads": [
-            {"label": "results (CSV)", "url": reverse("lobby:results", kwargs={"code": room.code})},
-            {"label": "audit trail (JSON)", "url": reverse("lobby:audit", kwargs={"code": room.code})},
+            {"label": _("results (CSV)"), "url": reverse("lobby:results", kwargs={"code": room.code})},
+            {"label": _("audit trail (JSON)"), "url": reverse("lobby:audit", kwargs={"code": room.code})},
         ]
     }
 

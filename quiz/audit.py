@@ -55,7 +55,9 @@ def verdict_audit(verdict: Verdict) -> dict[str, Any]:
 def _origin(question: Question) -> dict[str, Any]:
     return {
         "provenance": question.provenance,
-        "provenance_label": Provenance(question.provenance).label if question.provenance in Provenance.values else "",
+        "provenance_label": (
+            str(Provenance(question.provenance).label) if question.provenance in Provenance.values else ""
+        ),
         "pack": {"slug": question.pack.slug, "title": question.pack.title} if question.pack_id else None,
         "host": question.provenance == Provenance.HOST,
         "writer_model_id": question.model_id,
@@ -113,7 +115,7 @@ def round_audit(round_: Round) -> dict[str, Any]:
             "provenance": round_.provenance,
             "pack": round_.pack.slug if round_.pack_id else None,
             "check_status": round_.check_status,
-            "check_label": round_.check_label,
+            "check_label": str(round_.check_label),
             "created_at": _when(round_.created_at),
             # A model-written round: what was asked for, and the source text's name when it was grounded.
             "generation": {

@@ -3,6 +3,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from quiz.exceptions import InvalidQuestion
 from quiz.importing import MAX_TEXT_BYTES
@@ -23,7 +24,7 @@ OPTION_FIELDS = tuple(f"option_{n}" for n in range(MAX_OPTIONS))
 
 
 class RoundTitleForm(forms.Form):
-    title = forms.CharField(max_length=200, label="Round title")
+    title = forms.CharField(max_length=200, label=_("Round title"))
 
 
 class QuestionBlockForm(forms.Form):
@@ -33,25 +34,25 @@ class QuestionBlockForm(forms.Form):
     text = forms.CharField(
         required=False,
         strip=False,
-        label="Question",
+        label=_("Question"),
         widget=forms.Textarea(attrs={"rows": 2, "maxlength": MAX_TEXT}),
     )
     correct = forms.ChoiceField(
         required=False,
         choices=[(str(index), letter) for index, letter in enumerate(OPTION_LETTERS[:MAX_OPTIONS])],
         widget=forms.RadioSelect,
-        label="Correct option",
+        label=_("Correct option"),
     )
     explanation = forms.CharField(
         required=False,
         strip=False,
-        label="Explanation (optional)",
+        label=_("Explanation (optional)"),
         widget=forms.Textarea(attrs={"rows": 2, "maxlength": MAX_EXPLANATION}),
     )
     source = forms.CharField(
         required=False,
         strip=False,
-        label="Source (optional)",
+        label=_("Source (optional)"),
         widget=forms.TextInput(attrs={"maxlength": MAX_SOURCE}),
     )
 
@@ -61,7 +62,7 @@ class QuestionBlockForm(forms.Form):
             self.fields[name] = forms.CharField(
                 required=False,
                 strip=False,
-                label=f"Option {OPTION_LETTERS[index]}",
+                label=_("Option %(letter)s") % {"letter": OPTION_LETTERS[index]},
                 widget=forms.TextInput(attrs={"maxlength": MAX_OPTION}),
             )
         self.question: QuestionData | None = None
@@ -119,10 +120,12 @@ class BaseQuestionFormSet(forms.BaseFormSet):
             return
         count = len(self.questions())
         if count == 0:
-            raise ValidationError("Write at least one question.", code="no_questions")
+            raise ValidationError(_("Write at least one question."), code="no_questions")
         if count > MAX_EDITOR_QUESTIONS:
             raise ValidationError(
-                f"The editor takes up to {MAX_EDITOR_QUESTIONS} questions, not {count}.", code="too_many"
+                _("The editor takes up to %(max)s questions, not %(count)s.")
+                % {"max": MAX_EDITOR_QUESTIONS, "count": count},
+                code="too_many",
             )
 
     def questions(self) -> list[QuestionData]:
@@ -150,13 +153,13 @@ class ImportForm(forms.Form):
     title = forms.CharField(
         max_length=200,
         required=False,
-        label="Round title",
-        help_text="Optional: a JSON file's own title or the file name is used otherwise.",
+        label=_("Round title"),
+        help_text=_("Optional: a JSON file's own title or the file name is used otherwise."),
     )
-    file = forms.FileField(required=False, label="File (.csv or .json)")
+    file = forms.FileField(required=False, label=_("File (.csv or .json)"))
     text = forms.CharField(
         required=False,
-        label="Or paste CSV or JSON",
+        label=_("Or paste CSV or JSON"),
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
     )
 
@@ -165,14 +168,16 @@ class ImportForm(forms.Form):
         upload = data.get("file")
         pasted = data.get("text") or ""
         if upload and pasted.strip():
-            raise ValidationError("Choose a file or paste text, not both.", code="both")
+            raise ValidationError(_("Choose a file or paste text, not both."), code="both")
         if upload:
             if upload.size > MAX_TEXT_BYTES:
-                raise ValidationError(f"The file is larger than {MAX_TEXT_BYTES // 1024} KB.", code="too_large")
+                raise ValidationError(
+                    _("The file is larger than %(size)s KB.") % {"size": MAX_TEXT_BYTES // 1024}, code="too_large"
+                )
             try:
                 content = upload.read().decode("utf-8-sig")
             except UnicodeDecodeError as error:
-                raise ValidationError("The file is not UTF-8 text.", code="encoding") from error
+                raise ValidationError(_("The file is not UTF-8 text."), code="encoding") from error
             name = PurePath(upload.name or "").name
             suffix = PurePath(name).suffix.lower()
             data["format"] = suffix[1:] if suffix in (".csv", ".json") else _sniff_format(content)
@@ -182,7 +187,7 @@ class ImportForm(forms.Form):
             data["format"] = _sniff_format(content)
             data["source_name"] = ""
         else:
-            raise ValidationError("Choose a file or paste some text.", code="empty")
+            raise ValidationError(_("Choose a file or paste some text."), code="empty")
         data["content"] = content
         return data
 

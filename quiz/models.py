@@ -1,29 +1,32 @@
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
 class Provenance(models.TextChoices):
-    PACK = "pack", "Sample pack"
-    HOST = "host", "Host's own"
-    MODEL = "model", "Written by a model"
+    PACK = "pack", _("Sample pack")
+    HOST = "host", _("Host's own")
+    MODEL = "model", _("Written by a model")
 
 
 class CheckStatus(models.TextChoices):
     # How the questions of a round were checked; shown on the host's page.
-    HAND_CHECKED = "hand_checked", "Hand-checked sample pack"
-    UNCHECKED = "unchecked", "Not checked"
-    CHECKED = "checked", "Checked by the gate"
-    PARTLY_UNVERIFIED = "partly_unverified", "Checked, some questions could not be verified"
-    UNVERIFIED = "unverified", "Could not be verified"
+    HAND_CHECKED = "hand_checked", _("Hand-checked sample pack")
+    UNCHECKED = "unchecked", _("Not checked")
+    CHECKED = "checked", _("Checked by the gate")
+    PARTLY_UNVERIFIED = "partly_unverified", _("Checked, some questions could not be verified")
+    UNVERIFIED = "unverified", _("Could not be verified")
     # A host's own questions checked on request: the gate found some doubtful, and the host kept them.
-    DOUBTFUL_KEPT = "doubtful_kept", "Checked, doubtful questions kept by the host"
+    DOUBTFUL_KEPT = "doubtful_kept", _("Checked, doubtful questions kept by the host")
 
 
 class Pack(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=100)
     description = models.CharField(max_length=300, blank=True)
+    # The language its questions are written in (one of settings.LANGUAGES).
+    language = models.CharField(max_length=10, default="en")
 
     class Meta:
         ordering = ["title"]
@@ -67,6 +70,9 @@ class Round(models.Model):
     provenance = models.CharField(max_length=10, choices=Provenance.choices)
     check_status = models.CharField(max_length=20, choices=CheckStatus.choices, default=CheckStatus.UNCHECKED)
     pack = models.ForeignKey(Pack, null=True, blank=True, on_delete=models.SET_NULL, related_name="rounds")
+    # The language its questions are in: the pack's, the one the writer was asked for, or the host's page's. The
+    # gate is told it.
+    language = models.CharField(max_length=10, default="en")
     # The browser session that made a host round; only it may edit or export it.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     # What the last "check my questions" found, in the host's words (quiz.checking.round_check_summary),
@@ -101,11 +107,11 @@ class RoundQuestion(models.Model):
 
 
 class GenerationStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Writing"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Writing")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class JobKind(models.TextChoices):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
@@ -42,6 +43,7 @@ class PackFile:
     title: str
     description: str
     questions: tuple[QuestionData, ...]
+    language: str = "en"
 
 
 def _pack_text(value: Any, *, name: str, field: str, max_length: int, required: bool) -> str:
@@ -83,6 +85,11 @@ def pack_file_read(path: Path) -> PackFile:
         raw.get("description"), name=name, field="description", max_length=MAX_PACK_DESCRIPTION, required=False
     )
 
+    language = raw.get("language", settings.LANGUAGE_CODE)
+    if language not in dict(settings.LANGUAGES):
+        known = ", ".join(code for code, _name in settings.LANGUAGES)
+        raise PackFileError(f"{name}: the language {language!r} is not one of {known}")
+
     questions_raw = raw.get("questions")
     if not isinstance(questions_raw, list) or not questions_raw:
         raise PackFileError(f"{name}: questions must be a non-empty list")
@@ -92,7 +99,9 @@ def pack_file_read(path: Path) -> PackFile:
             questions.append(clean_question(question_raw))
         except InvalidQuestion as exc:
             raise PackFileError(f"{name}: question {number}: {exc}") from exc
-    return PackFile(path=path, slug=slug, title=title, description=description, questions=tuple(questions))
+    return PackFile(
+        path=path, slug=slug, title=title, description=description, questions=tuple(questions), language=language
+    )
 
 
 def _questions_retire(questions: list[Question]) -> None:
@@ -102,13 +111,12 @@ def _questions_retire(questions: list[Question]) -> None:
 
 
 def _pack_save(pack_file: PackFile) -> Pack:
-    pack, created = Pack.objects.get_or_create(
-        slug=pack_file.slug, defaults={"title": pack_file.title, "description": pack_file.description}
-    )
-    if not created and (pack.title, pack.description) != (pack_file.title, pack_file.description):
-        pack.title = pack_file.title
-        pack.description = pack_file.description
-        pack.save(update_fields=["title", "description"])
+    fields = {"title": pack_file.title, "description": pack_file.description, "language": pack_file.language}
+    pack, created = Pack.objects.get_or_create(slug=pack_file.slug, defaults=fields)
+    if not created and any(getattr(pack, name) != value for name, value in fields.items()):
+        for name, value in fields.items():
+            setattr(pack, name, value)
+        pack.save(update_fields=list(fields))
 
     current = list(pack.questions.order_by("id"))
     unchanged = [question.as_data() for question in current] == list(pack_file.questions) and all(

@@ -1,6 +1,8 @@
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import translation
 
 from quiz.exceptions import QuizError
 from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQuestion
@@ -32,9 +34,15 @@ def round_create(
     check_status: str,
     pack: Pack | None = None,
     owner_key: str = "",
+    language: str | None = None,
 ) -> Round:
     round_ = Round.objects.create(
-        title=title[:200], provenance=provenance, check_status=check_status, pack=pack, owner_key=owner_key
+        title=title[:200],
+        provenance=provenance,
+        check_status=check_status,
+        pack=pack,
+        owner_key=owner_key,
+        language=language or round_language_default(),
     )
     RoundQuestion.objects.bulk_create(
         RoundQuestion(round=round_, question=question, position=position) for position, question in enumerate(questions)
@@ -52,10 +60,17 @@ def round_create_from_pack(*, pack: Pack) -> Round:
         provenance=Provenance.PACK,
         check_status=CheckStatus.HAND_CHECKED,
         pack=pack,
+        language=pack.language,
     )
 
 
 @transaction.atomic
+def round_language_default() -> str:
+    """The language of the page the host is on (the request's active language), else the site's."""
+    active = translation.get_language() or settings.LANGUAGE_CODE
+    return translation.get_supported_language_variant(active)
+
+
 def round_create_for_host(*, title: str, questions: list[QuestionData], owner_key: str) -> Round:
     if not questions:
         raise QuizError("A round needs at least one question.")

@@ -34,7 +34,7 @@ for (const verdict of document.querySelectorAll("[data-question-block] .check-ve
     verdict.dataset.verdict = "edited";
     verdict.replaceChildren(Object.assign(document.createElement("p"), {
       className: "hint",
-      textContent: "Edited since it was checked: save the round, then check it again.",
+      textContent: gettext("Edited since it was checked: save the round, then check it again."),
     }));
   };
   block.addEventListener("input", stale);

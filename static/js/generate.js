@@ -5,7 +5,14 @@
 import { LiveSocket } from "./live.js";
 
 const root = document.getElementById("generation");
-const labels = { queued: "Queued", running: "Writing", done: "Done", failed: "Failed", cancelled: "Cancelled" };
+// Strings come from Django's JavaScript catalogue (/jsi18n/, loaded by base.html): gettext() and friends.
+const labels = {
+  queued: gettext("Queued"),
+  running: gettext("Writing"),
+  done: gettext("Done"),
+  failed: gettext("Failed"),
+  cancelled: gettext("Cancelled"),
+};
 const COUNTS = ["written", "asked", "checked", "dropped", "invalid", "duplicates", "attempt"];
 
 function setField(name, value) {
@@ -14,7 +21,7 @@ function setField(name, value) {
 
 function show(job) {
   for (const name of COUNTS) setField(name, job[name]);
-  const label = job.kind === "check" && job.status === "running" ? "Checking" : labels[job.status];
+  const label = job.kind === "check" && job.status === "running" ? gettext("Checking") : labels[job.status];
   setField("status_label", label || job.status);
   for (const node of root.querySelectorAll('[data-show="gated"]')) node.hidden = !job.gated;
   const message = root.querySelector('[data-field="message"]');
@@ -48,7 +55,7 @@ const live = new LiveSocket(`/ws/generation/${root.dataset.jobId}/?t=${encodeURI
   onOpen: () => (lastError = ""),
   onError: (message) => setField("connection", (lastError = message.message)),
   onStatus: (text) => setField("connection", text && lastError ? `${lastError} ${text}` : text),
-  lostText: "Reconnecting…",
+  lostText: gettext("Reconnecting…"),
   // The page only listens (cancelling is a form post): catching up is a read of the status URL.
   sync: fetchProgress,
   syncEveryMs: 10000,

@@ -51,7 +51,7 @@ export class LiveSocket {
     });
     ws.addEventListener("close", () => {
       if (this.stopped) return;
-      this.options.onStatus(this.options.lostText ?? "Connection lost — reconnecting…");
+      this.options.onStatus(this.options.lostText ?? gettext("Connection lost — reconnecting…"));
       // Jittered, so a room's phones do not all come back in the same millisecond after a restart.
       const delay = Math.min(FIRST_RETRY_MS * 2 ** this.attempt, LAST_RETRY_MS) * (0.5 + Math.random() / 2);
       this.attempt += 1;

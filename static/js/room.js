@@ -2,7 +2,7 @@
 // shape and letter, the countdown, the leaderboard.
 
 import { LiveSocket } from "./live.js";
-import { el, plural } from "./ui.js";
+import { el } from "./ui.js";
 
 export const SHAPES = ["▲", "◆", "●", "■", "★", "⬟"];
 export const LETTERS = "ABCDEF";
@@ -56,11 +56,11 @@ export class Countdown {
       this.visual.classList.toggle("urgent", left <= 5);
       this.bar?.style.setProperty("--left", String(totalMs > 0 ? Math.min(1, leftMs / totalMs) : 0));
       if (left !== lastAnnounced && (left % 10 === 0 || left === 5 || left === 3) && left > 0) {
-        this.live.textContent = `${left} seconds left`;
+        this.live.textContent = interpolate(ngettext("%s second left", "%s seconds left", left), [left]);
         lastAnnounced = left;
       }
       if (left === 0) {
-        this.live.textContent = "Time is up";
+        this.live.textContent = gettext("Time is up");
         this.stop();
         if (this.onExpired) setTimeout(this.onExpired, 1500);
       }
@@ -97,7 +97,12 @@ export function renderBoard(list, players, { limit = 10, ranksBefore = null } = 
             : el("span", {
                 text: moved > 0 ? `▲ ${moved}` : `▼ ${-moved}`,
                 className: moved > 0 ? "move up" : "move down",
-                attrs: { "aria-label": moved > 0 ? `up ${plural(moved, "place")}` : `down ${plural(-moved, "place")}` },
+                attrs: {
+                  "aria-label":
+                    moved > 0
+                      ? interpolate(ngettext("up %s place", "up %s places", moved), [moved])
+                      : interpolate(ngettext("down %s place", "down %s places", -moved), [-moved]),
+                },
               }),
           el("span", { text: String(p.score), className: "score" }),
         );

@@ -119,7 +119,8 @@ def test_a_host_signs_up_after_a_game_and_reads_its_results_in_another_browser(l
     with classroom.expect_download() as download:
         classroom.get_by_role("link", name="Download results (CSV)").click()
     lines = download.value.path().read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "rank,nickname,score,Q1,Q2" and lines[1].startswith("1,Ada,")
+    header = "rank,nickname,score,Q1: What is 6 x 7? [correct A: 42],Q2: How many sides does a hexagon have? [correct B: Six]"  # noqa: E501
+    assert lines[0] == header and lines[1].startswith("1,Ada,")
 
     # Another account: neither the game nor its results.
     other = browser.new_context().new_page()

@@ -25,6 +25,11 @@ def test_a_socket_speaks_the_language_its_page_was_chosen_in(cookie, accept, exp
     assert language_from_scope(_scope(cookie, accept)) == expected
 
 
+def test_a_socket_reads_the_switch_from_its_cookie_header():
+    scope = {"headers": [(b"cookie", b"sessionid=abc; django_language=de"), (b"accept-language", b"es")]}
+    assert language_from_scope(scope) == "de"
+
+
 def test_the_language_switch_is_remembered(client):
     page = client.get("/")
     assert '<html lang="en">' in page.content.decode()

@@ -186,7 +186,18 @@ def test_load_packs_command_turns_a_bad_file_into_a_command_error(tmp_path):
         call_command("load_packs", directory=tmp_path, stdout=StringIO())
 
 
-NUMBER_WORDS = {"ten": 10, "eleven": 11, "twelve": 12}
+# English, German and Spanish packs.
+NUMBER_WORDS = {
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "zehn": 10,
+    "elf": 11,
+    "zwölf": 12,
+    "diez": 10,
+    "once": 11,
+    "doce": 12,
+}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.stem)
@@ -194,3 +205,21 @@ def test_a_shipped_packs_description_gives_its_true_question_count(path):
     raw = _raw(path)
     said = [NUMBER_WORDS[word] for word in raw["description"].replace(":", " ").split() if word in NUMBER_WORDS]
     assert said == [len(raw["questions"])], raw["description"]
+
+
+@pytest.mark.django_db
+def test_a_pack_says_its_language_and_its_rounds_carry_it(tmp_path):
+    from quiz.packs import pack_load_all
+    from quiz.services import round_create_from_pack
+
+    packs = {pack.slug: pack for pack in pack_load_all()}
+    assert {packs["allgemeinwissen"].language, packs["cultura-general"].language, packs["history"].language} == {
+        "de",
+        "es",
+        "en",
+    }
+    assert round_create_from_pack(pack=packs["allgemeinwissen"]).language == "de"
+    bad = _raw(PACK_DIRECTORY / "history.json") | {"language": "fr"}
+    (tmp_path / "history.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(CommandError, match=r"history\.json: the language 'fr' is not one of en, de, es"):
+        call_command("load_packs", directory=tmp_path, stdout=StringIO())
