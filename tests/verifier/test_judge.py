@@ -220,9 +220,14 @@ async def test_blind_answer_is_a_letter_and_a_probability(judge):
         assert body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["A", "B", "C"]
         user = body["messages"][1]["content"]
         assert "Because it is." not in user and "marked_correct_option" not in user
-    # Each answer is the letter "Wrong" was shown at, mapped back to the question's own B.
-    for entry, options in zip(decision.details["blind"]["orders"], shown, strict=True):
-        assert options[entry["served_choice"]] == "Wrong" and entry["picked"] == 1
+    # The two orders recorded are the two the judge was shown (its requests may arrive either way round), and
+    # each answer is the letter "Wrong" was shown at, mapped back to the question's own B.
+    recorded = decision.details["blind"]["orders"]
+    options = item(1).options
+    as_shown = [{"ABC"[at]: options[index] for at, index in enumerate(entry["order"])} for entry in recorded]
+    assert sorted(sorted(order.items()) for order in as_shown) == sorted(sorted(order.items()) for order in shown)
+    for entry, order in zip(recorded, as_shown, strict=True):
+        assert order[entry["served_choice"]] == "Wrong" and entry["picked"] == 1
     assert decision.checker_chose == "B"
     # P(marked A) is 0.1: the min of the three scores drops it, and the reviewer is told what the checker chose.
     assert decision.outcome == "dropped"
