@@ -79,7 +79,7 @@ class BlindCheck:
     input_tokens: int | None = None
     output_tokens: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    # The blind calls made: one per order the options were shown in.
+    # The blind calls made: one per order the options were shown in, more where a backend retried one.
     calls: int = 1
 
     @property

@@ -258,9 +258,11 @@ class Gate:
             seed=self.config.blind_seed, question=item.text, options=options, count=self.config.blind_orders
         )
         shown = await asyncio.gather(*(self._blind_in_order(item, order, letters) for order in orders))
+        # Every call made, a backend's retries included (an order that failed counts as one).
+        calls = sum(1 if isinstance(result, GateFailure) else result[0].calls for result in shown)
         for result in shown:
             if isinstance(result, GateFailure):
-                return BlindCheck(failure=result, calls=len(orders))
+                return BlindCheck(failure=result, calls=calls)
         answers = [answer for answer, _ in shown]
         readings = [reading for _, reading in shown]
         marked = letters[item.correct_index]
@@ -301,7 +303,7 @@ class Gate:
                     "scored": False,
                     "order_dependent": True,
                 },
-                calls=len(orders),
+                calls=calls,
             )
         reading = policy.blind_reading(
             probabilities=probabilities, marked=marked, disagree_at=self.config.blind_disagree
@@ -311,7 +313,7 @@ class Gate:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             details=details,
-            calls=len(orders),
+            calls=calls,
         )
 
     async def _blind_in_order(

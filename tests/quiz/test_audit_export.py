@@ -31,7 +31,7 @@ ROUND_CSV = "\n".join(
 @pytest.fixture
 def checked_round(gate_on, client, started_jobs) -> Round:
     gate_on.script.probabilities = {"capital of Australia": 0.1}
-    gate_on.script.choices = BLIND_CHOICES
+    gate_on.script.choice_texts = BLIND_CHOICES
     response = client.post("/rounds/import/", {"text": ROUND_CSV})
     assert "Imported 3 questions" in response.content.decode()
     round_ = Round.objects.get(owner_key=client.session["owner_key"])

@@ -29,9 +29,13 @@ ROUND_CSV = "\n".join(
 )
 
 
-# The blind question (which option is right, without the marked one): the checker knows the spider's answer
-# is B; it picks A (the right answer) for the others.
-BLIND_CHOICES = {"spider": "B"}
+# The blind question (which option is right, without the marked one), answered by content wherever the options
+# are shown: the checker knows the capital of Australia is Canberra and a spider has eight legs; for the others it
+# picks the marked answer (the right one).
+BLIND_CHOICES = {
+    "capital of Australia": {"Canberra": 0.9, "Sydney": 0.05, "Perth": 0.05},
+    "spider": {"Eight": 0.9, "Six": 0.05, "Ten": 0.05},
+}
 
 
 def import_round(client: Client, text: str = ROUND_CSV) -> Round:
@@ -59,7 +63,7 @@ def verdict_blocks(page: str) -> list[str]:
 
 def test_the_wrong_answer_is_shown_doubtful_with_its_scores_and_the_others_passed(gate_on, client, started_jobs):
     gate_on.script.probabilities = {"capital of Australia": {"answer_correct": 0.12, "explanation_true": 0.2}}
-    gate_on.script.choices = BLIND_CHOICES
+    gate_on.script.choice_texts = BLIND_CHOICES
     round_ = import_round(client)
     job = press_check(client, round_, started_jobs)
     assert job.status == GenerationStatus.DONE, job.message
@@ -82,6 +86,8 @@ def test_the_wrong_answer_is_shown_doubtful_with_its_scores_and_the_others_passe
     # ... and its reason.
     assert f"score {verdict.score:.2f} &lt; threshold {verdict.threshold:.2f}" in doubtful
     assert "the checker chose A. Canberra" in doubtful
+    # Each question shows its blind score: the checker answered by content, never by the order shown.
+    assert all(" · blind " in block for _, block in marks)
     # The host's question stays in the round; the label says what happened.
     round_.refresh_from_db()
     assert round_.entries.count() == 4
@@ -122,7 +128,7 @@ def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_rou
 
 def test_editing_a_checked_question_clears_its_verdict(gate_on, client, started_jobs):
     gate_on.script.probabilities = {"capital of Australia": 0.1}
-    gate_on.script.choices = BLIND_CHOICES
+    gate_on.script.choice_texts = BLIND_CHOICES
     round_ = import_round(client)
     press_check(client, round_, started_jobs)
     # The host fixes the doubtful question (marks Canberra) and keeps the rest as they are.
@@ -209,7 +215,11 @@ def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, 
 
     settings.VERIFIER_CONCURRENCY = 1
     gate_on.script.latency = 0.3
-    gate_on.script.choices = BLIND_CHOICES
+    # A check seals its round at once, so one call budget holds all of it: four questions of three calls each
+    # (the checks, the blind question in two orders) one at a time is 3.6 s. Room for that, or the round would
+    # end in round_budget fail-opens before the host's cancel is heard.
+    settings.VERIFIER_TIMEOUT = 10.0
+    gate_on.script.choice_texts = BLIND_CHOICES
     round_ = import_round(client)
     client.post(f"/rounds/{round_.pk}/check/")
     job_id = started_jobs[-1]
@@ -225,3 +235,6 @@ def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, 
     round_.refresh_from_db()
     assert 1 <= job.checked < 4 and round_.entries.count() == 4
     assert round_.check_label == f"checked: {4 - job.checked} not checked"
+    # What it kept are the checker's verdicts, not fail-opens at the end of the round's budget.
+    kept = Verdict.objects.filter(question__in=round_.questions.all())
+    assert kept.count() == job.checked and {verdict.outcome for verdict in kept} <= {"passed", "dropped"}

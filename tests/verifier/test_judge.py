@@ -3,6 +3,7 @@
 import pytest
 from asgiref.sync import async_to_sync
 
+from tests.fakes.model_server import options_in
 from tests.verifier.conftest import JUDGE_TIMEOUT, TEST_TIMEOUT
 from tests.verifier.helpers import item, stopwatch
 from verifier import policy
@@ -21,6 +22,15 @@ def _gate(**kwargs) -> Gate:
 
 def _report_requests(server):
     return server.check_requests(CHAT)
+
+
+def _of(requests, question: str) -> list:
+    """The requests about one question (the report and the blind ones)."""
+    return [request for request in requests if question in request.json()["messages"][1]["content"]]
+
+
+def _format(request) -> str:
+    return (request.json().get("response_format") or {}).get("type", "text")
 
 
 async def test_clean_report_is_scored_with_claims_and_fix(judge):
@@ -44,8 +54,10 @@ async def test_clean_report_is_scored_with_claims_and_fix(judge):
         "reasoning_tokens": 412,
         "format": "json_schema",
     }
-    # One report call and one blind call, no logprobs asked, room for a reasoning model's thinking.
-    assert decision.details["calls"] == 2
+    # One report call and the blind question in two orders, no logprobs asked, room for a reasoning model's
+    # thinking.
+    assert decision.details["calls"] == 3
+    assert len(judge.blind_requests(CHAT)) == 2
     (request,) = _report_requests(judge)
     body = request.json()
     assert "logprobs" not in body and "max_tokens" not in body
@@ -166,11 +178,14 @@ async def test_format_falls_back_when_the_server_refuses_it(judge, refused, form
         first = await gate.check(item(1))
         second = await gate.check(item(2))
     assert first.outcome == "passed" and first.details["judge"]["format"] == format_used
-    assert first.details["calls"] == report_calls + 1  # and the blind call (which learnt from the report's)
+    assert len(_of(_report_requests(judge), "Question number 1")) == report_calls
+    # The two blind calls go out with the report's, so they too step down the ladder; every call is counted.
+    assert first.details["calls"] == len(_of(judge.requests_to(CHAT), "Question number 1"))
+    assert first.details["calls"] >= report_calls + 2
+    assert [answer["format"] for answer in first.details["blind"]["orders"]] == [format_used] * 2
     # The round remembers what the server takes: the next question is asked in that format at once.
-    assert second.details["calls"] == 2 and second.details["judge"]["format"] == format_used
-    formats = [(r.json().get("response_format") or {}).get("type", "text") for r in _report_requests(judge)]
-    assert formats[-1] == format_used
+    assert second.details["calls"] == 3 and second.details["judge"]["format"] == format_used
+    assert [_format(r) for r in _of(judge.requests_to(CHAT), "Question number 2")] == [format_used] * 3
 
 
 async def test_every_format_refused_fails_open(judge):
@@ -189,19 +204,39 @@ async def test_temperature_dropped_for_a_model_that_refuses_it(judge):
 
 
 async def test_blind_answer_is_a_letter_and_a_probability(judge):
-    judge.script.choices = {"Question number 1": {"A": 0.1, "B": 0.8, "C": 0.1}}
+    # The judge believes "Wrong" (option B of the question), wherever it is shown.
+    judge.script.choice_texts = {"Question number 1": {"Right": 0.1, "Wrong": 0.8, "Other": 0.1}}
     decision = await _gate().check(item(1))
-    (request,) = judge.blind_requests(CHAT)
-    body = request.json()
-    assert body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["A", "B", "C"]
-    user = body["messages"][1]["content"]
-    assert "Because it is." not in user and "marked_correct_option" not in user
+    requests = judge.blind_requests(CHAT)
+    assert len(requests) == 2  # the blind question in two orders
+    shown = [options_in(request.json()["messages"][1]["content"]) for request in requests]
+    assert shown[0] != shown[1] and sorted(shown[0].values()) == sorted(shown[1].values()) == [
+        "Other",
+        "Right",
+        "Wrong",
+    ]
+    for request in requests:
+        body = request.json()
+        assert body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"] == ["A", "B", "C"]
+        user = body["messages"][1]["content"]
+        assert "Because it is." not in user and "marked_correct_option" not in user
+    # The two orders recorded are the two the judge was shown (its requests may arrive either way round), and
+    # each answer is the letter "Wrong" was shown at, mapped back to the question's own B.
+    recorded = decision.details["blind"]["orders"]
+    options = item(1).options
+    as_shown = [{"ABC"[at]: options[index] for at, index in enumerate(entry["order"])} for entry in recorded]
+    assert sorted(sorted(order.items()) for order in as_shown) == sorted(sorted(order.items()) for order in shown)
+    for entry, order in zip(recorded, as_shown, strict=True):
+        assert order[entry["served_choice"]] == "Wrong" and entry["picked"] == 1
     assert decision.checker_chose == "B"
     # P(marked A) is 0.1: the min of the three scores drops it, and the reviewer is told what the checker chose.
     assert decision.outcome == "dropped"
     assert "the checker chose B. Wrong (0.80)" in decision.message
-    assert decision.details["blind"]["served_choice"] == "B"
-    assert decision.details["blind"]["probabilities"] == {"A": 0.1, "B": 0.8, "C": pytest.approx(0.1)}
+    assert decision.details["blind"]["probabilities"] == {
+        "A": pytest.approx(0.1),
+        "B": pytest.approx(0.8),
+        "C": pytest.approx(0.1),
+    }
 
 
 async def test_blind_with_a_bad_probability_is_missing_not_fatal(judge):

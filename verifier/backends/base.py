@@ -41,6 +41,8 @@ class BlindAnswer:
     input_tokens: int | None = None
     output_tokens: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # The calls this answer took (a backend that retries a refused request format makes more than one).
+    calls: int = 1
 
 
 class CallGuard(Protocol):

@@ -381,7 +381,7 @@ class JudgeBackend:
         self, *, document: Mapping[str, Any], letters: tuple[str, ...], budget: CallBudget
     ) -> BlindAnswer:
         self._check_configured()
-        payload, fmt, _calls = await self._complete(
+        payload, fmt, calls = await self._complete(
             messages=blind_messages(document=document, letters=letters),
             name="quiz_blind_answer",
             schema=blind_schema(letters=letters),
@@ -403,6 +403,7 @@ class JudgeBackend:
             input_tokens=token_count(usage.get("prompt_tokens")),
             output_tokens=token_count(usage.get("completion_tokens")),
             details=details,
+            calls=calls,
         )
 
     async def aclose(self) -> None:
