@@ -199,8 +199,9 @@ def room_set_locked(*, room_id: int, locked: bool) -> None:
 
 
 def _bump(room_id: int) -> None:
+    """A lobby-sized change (a join, a removal, the lock): its broadcast is coalesced with the others'."""
     Room.objects.filter(pk=room_id).update(seq=F("seq") + 1)
-    events.room_changed(room_id=room_id)
+    events.room_changed(room_id=room_id, coalesce=True)
 
 
 def _compare_and_set(room: Room, target: Position, **fields) -> bool:

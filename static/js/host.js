@@ -12,6 +12,8 @@ let state = null;
 const ranksAtQuestion = new Map();
 const LEADERBOARD_PLACES = 5;
 const FINAL_PLACES = 10; // under the podium; the CSV has everyone
+// The lobby names the newest arrivals only: 2,000 chips would fill the projector and take seconds to draw.
+const LOBBY_NEWEST = 40;
 
 const socket = roomSocket(code, {
   onOpen: () => socket.send({ type: "host", token }),
@@ -93,12 +95,17 @@ function updateAnswered(message) {
 }
 
 function renderLobby(state) {
-  const n = state.players.length;
+  const n = state.player_count;
   $("player-count").textContent = n === 0 ? "No players yet" : plural(n, "player");
   $("lock-room").checked = state.locked;
   $("start-btn").disabled = n === 0;
+  // The players come in join order: the newest last, shown first.
+  const newest = state.players.slice(-LOBBY_NEWEST).reverse();
+  const more = n - newest.length;
+  $("player-more").textContent = more > 0 ? `…and ${plural(more, "more player")}` : "";
+  $("player-more").hidden = more <= 0;
   $("player-list").replaceChildren(
-    ...state.players.map((p) => {
+    ...newest.map((p) => {
       const item = el("li");
       const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
       remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
@@ -123,7 +130,7 @@ function renderQuestion(state) {
   $("q-text").textContent = q.text;
   $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   $("answered-count").textContent = String(state.answered_count);
-  $("answered-total").textContent = String(state.players.length);
+  $("answered-total").textContent = String(state.player_count);
   if (!ranksAtQuestion.has(state.question_index)) {
     ranksAtQuestion.set(state.question_index, new Map(state.players.map((p) => [p.id, p.rank])));
   }
@@ -165,12 +172,12 @@ function renderReveal(state) {
 
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
-  renderBoard($("leaderboard"), state.players, { limit: LEADERBOARD_PLACES, ranksBefore });
+  renderBoard($("leaderboard"), state.top, { limit: LEADERBOARD_PLACES, ranksBefore });
   $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
 }
 
 function renderFinished(state) {
-  const top = [...state.players].sort((a, b) => a.rank - b.rank);
+  const top = [...state.top].sort((a, b) => a.rank - b.rank);
   $("podium").replaceChildren(
     ...top.slice(0, 3).map((p, i) => {
       // Tied players share a rank; the podium's steps are the first three rows.
