@@ -145,7 +145,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 "player": {"id": joined.player.pk, "nickname": joined.player.nickname},
             }
         )
-        await self._send_snapshot()
+        # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
+        # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
+        picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
+        await self._deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
         player = await db(services.player_resume)(token=message.get("token"), code=self.code)

@@ -30,8 +30,9 @@ def crowd_rule() -> machine.CrowdRule:
     return machine.CrowdRule(min_answers=conf.crowd_min_answers(), majority=conf.crowd_majority())
 
 
-# The leaderboard's places every reader gets; the host's big screen shows these, a phone the first three.
-TOP_PLACES = 10
+# The leaderboard's places every reader gets (a phone's podium); the host's big screen draws its top 10 from
+# its full list. They are most of a player's frame: 3, not 10, halves it.
+TOP_PLACES = 3
 
 
 @dataclass(frozen=True)

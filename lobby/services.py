@@ -149,6 +149,7 @@ def clean_nickname(raw: object) -> tuple[str, str]:
 class Joined:
     player: Player
     token: str
+    seq: int = 0  # the room's seq with this player in it: any picture at least this new shows them
 
 
 def player_join(*, code: str, nickname: object) -> Joined:
@@ -168,7 +169,8 @@ def player_join(*, code: str, nickname: object) -> Joined:
             raise NicknameTaken()
         player = Player.objects.create(room=room, nickname=nickname, nickname_key=key)
         _bump(room.pk)
-    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk))
+    # The room's row was locked from the read to the bump: its seq is now exactly one more.
+    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk), seq=room.seq + 1)
 
 
 def player_resume(*, token: object, code: str) -> Player:

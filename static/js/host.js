@@ -172,12 +172,12 @@ function renderReveal(state) {
 
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
-  renderBoard($("leaderboard"), state.top, { limit: LEADERBOARD_PLACES, ranksBefore });
+  renderBoard($("leaderboard"), state.players, { limit: LEADERBOARD_PLACES, ranksBefore });
   $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
 }
 
 function renderFinished(state) {
-  const top = [...state.top].sort((a, b) => a.rank - b.rank);
+  const top = [...state.players].sort((a, b) => a.rank - b.rank);
   $("podium").replaceChildren(
     ...top.slice(0, 3).map((p, i) => {
       // Tied players share a rank; the podium's steps are the first three rows.

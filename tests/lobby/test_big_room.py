@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ROOM = int(__import__("os").environ.get("BIGROOM", 300))
 # A player's frame: the phase, the question (300 characters and six options of 120 at most), their own line,
-# the top 10 and the counts. Fixed, whatever the room's size.
+# the top 3 and the counts. Fixed, whatever the room's size.
 PLAYER_FRAME_LIMIT = 4096
 WAIT = 60
 
@@ -27,7 +27,7 @@ async def _fill(sockets, code: str, count: int) -> list[tuple[Client, dict]]:
 
     async def one(n: int):
         client = await sockets.open(Client(code))
-        # Nicknames of the longest allowed size: the top 10 is at its largest.
+        # Nicknames of the longest allowed size: the top places are at their largest.
         await client.send(type="join", nickname=f"player-{n:03d}-abcdefghij"[:20])
         joined = await client.until(lambda m: m["type"] in ("joined", "error"), timeout=WAIT)
         assert joined["type"] == "joined", joined
@@ -98,7 +98,8 @@ async def test_a_room_of_300_players_gets_frames_sized_for_their_reader(room, se
     ranks = {str(p["id"]): (p["score"], p["rank"]) for p in board["players"]}
     for final in finals:
         assert (final["you"]["score"], final["you"]["rank"]) == ranks[str(final["you"]["id"])]
-        assert len(final["top"]) == 10
+        assert len(final["top"]) == 3
+        assert final["top"] == sorted(board["players"], key=lambda p: (p["rank"], p["id"]))[:3]
     # Every frame every player received, at every phase, under the fixed size.
     sizes = [_size(m) for client, _ in players for m in client.received]
     assert max(sizes) < PLAYER_FRAME_LIMIT, max(sizes)
