@@ -13,7 +13,7 @@ const ranksAtQuestion = new Map();
 const LEADERBOARD_PLACES = 5;
 const FINAL_PLACES = 10; // under the podium; the CSV has everyone
 // The lobby names the newest arrivals only: 2,000 chips would fill the projector and take seconds to draw.
-const LOBBY_NEWEST = 40;
+const LOBBY_NEWEST = 20; // two columns of ten fit the projector at 1366x768
 
 const socket = roomSocket(code, {
   onOpen: () => socket.send({ type: "host", token }),
