@@ -11,7 +11,7 @@ from tests.support.communicator import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOM = int(__import__("os").environ.get("BIGROOM", 300))
+ROOM = 300
 # A player's frame: the phase, the question (300 characters and six options of 120 at most), their own line,
 # the top 3 and the counts. Fixed, whatever the room's size.
 PLAYER_FRAME_LIMIT = 4096
