@@ -256,8 +256,9 @@ WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
 # With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
 WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
-# A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
-RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
+# Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
+# counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
+RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
 # Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
 RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)

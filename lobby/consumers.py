@@ -14,11 +14,11 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from lobby import events, ratelimit, review, services
+from lobby import events, ratelimit, review, services, standings
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.machine import Action
-from lobby.selectors import EXTRA_TIME, TIME_REQUESTS, personal_time, player_view, room_seq, room_snapshot
+from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
@@ -43,8 +43,8 @@ FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded 
 
 
 def _player_join_limited(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
-    """Join, counting the attempt against the IP's join limit and under its code-guess limit."""
-    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip):
+    """Join, counting a room new to this IP against its rooms-joined limit, under its code-guess limit."""
+    if not ratelimit.room_join_hit(ip=ip, code=code):
         raise ratelimit.RateLimited()
     return ratelimit.code_guess(
         ip=ip,
@@ -154,7 +154,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 "player": {"id": joined.player.pk, "nickname": joined.player.nickname},
             }
         )
-        await self._send_snapshot()
+        # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
+        # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
+        picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
+        await self._deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
         player = await db(services.player_resume)(token=message.get("token"), code=self.code)
@@ -289,26 +292,40 @@ class RoomConsumer(AsyncWebsocketConsumer):
     # -- frames out ---------------------------------------------------------------------------------------
 
     async def _send_snapshot(self):
-        snapshot = await db(room_snapshot)(room_id=self.room_id)
-        await self.room_state({"state": snapshot})
+        """The full picture for this reader (a join, a reconnect, a sync): read now, not taken from the cache."""
+        picture = await db(room_picture)(room_id=self.room_id)
+        standings.remember(self.room_id, picture)
+        await self._deliver(picture.snapshot, picture)
 
     async def room_state(self, event):
-        state = dict(event["state"])
-        if state["seq"] < self.seq:
-            return  # an older picture overtaken by a newer one
-        self.seq = state["seq"]
-        if self.role == "player":
-            me = next((p for p in state["players"] if p["id"] == self.player_id), None)
-            if me is None:
-                await self.send_error("removed", "The host removed you from this game.")
-                return await self.close()
-            index = state["question_index"]
-            # The player's own time (extra time, their own countdown); who else has extra time is the host's.
-            mine = personal_time(state, player_id=self.player_id)
-            state.pop(EXTRA_TIME, None)
-            state.pop(TIME_REQUESTS, None)
-            state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index), **mine}
-        await self.send_json(state)
+        """A room event carries the common part only; this reader's part comes from the process's standings,
+        read once per change and process however many of its connections are in the room."""
+        common = event["state"]
+        # Before this reader's own first picture (it follows at once), and a picture this reader already has (a
+        # coalesced join broadcast reaching the joiner after its own snapshot) or one overtaken by a newer one.
+        if self.seq < 0 or common["seq"] <= self.seq or self.room_id is None:
+            return
+        try:
+            picture = await standings.picture_at_least(
+                self.room_id, common["code"], common["seq"], load=db(room_picture)
+            )
+        except Exception:
+            # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
+            logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)
+            return
+        await self._deliver(common, picture)
+
+    async def _deliver(self, common: dict, picture) -> None:
+        if common["seq"] < self.seq:
+            return
+        self.seq = common["seq"]
+        if self.role == "host":
+            return await self.send_json(host_frame(common, picture.standings))
+        frame = player_frame(common, picture.standings, player_id=self.player_id, answered=self.answered)
+        if frame is None:
+            await self.send_error("removed", "The host removed you from this game.")
+            return await self.close()
+        await self.send_json(frame)
 
     async def room_answers(self, event):
         if self.role == "host":

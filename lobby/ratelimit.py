@@ -87,8 +87,10 @@ class IpLimit:
         return int(count), int(window)
 
 
-# A classroom behind one NAT address joins together, so joins are generous; a wrong code is rare for a person.
-JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP")
+# A school behind one NAT address joins one room together: what is counted is the rooms an address joins (an
+# attacker spreading fake players over many games), not its joins into one room, which the room's own size
+# caps. A wrong code is rare for a person.
+ROOMS_JOINED = IpLimit("rooms", "RATELIMIT_ROOMS_JOINED_PER_IP")
 CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP")
 
 
@@ -140,6 +142,27 @@ def ip_hit(*, limit: IpLimit, ip: str) -> bool:
         logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
         return True
     return value <= count
+
+
+def room_join_hit(*, ip: str, code: str) -> bool:
+    """A join from this IP into the room `code`: the first into each room in the window counts against
+    ROOMS_JOINED, the others are free (a room of 2,000 fills from one address). False when refused."""
+    count, window = ROOMS_JOINED.values()
+    seen = f"{_key(ROOMS_JOINED, ip, window)}:{code}"
+    cache = _cache()
+    try:
+        if not cache.add(seen, 1, timeout=window + 1):
+            return True  # this address is already in that room this window
+    except Exception:
+        logger.warning("rate limit cache unavailable; allowing %s", ROOMS_JOINED.name, exc_info=True)
+        return True
+    if ip_hit(limit=ROOMS_JOINED, ip=ip):
+        return True
+    try:
+        cache.delete(seen)  # refused: its next try at this room is counted again
+    except Exception:
+        logger.warning("rate limit cache unavailable", exc_info=True)
+    return False
 
 
 def ip_blocked(*, limit: IpLimit, ip: str) -> bool:

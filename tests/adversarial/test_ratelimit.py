@@ -115,19 +115,21 @@ async def test_frames_over_16_kb_are_refused_and_the_connection_survives(room, s
         assert (await client.join("StillHere"))["type"] == "joined"
 
 
-async def test_joins_are_limited_per_client_ip(room, settings, sockets):
-    settings.RATELIMIT_JOINS_PER_IP = (3, 60)
-    created = await room()
-    code = created.room.code
+async def test_joins_across_many_rooms_are_limited_per_client_ip(room, settings, sockets):
+    settings.RATELIMIT_ROOMS_JOINED_PER_IP = (3, 60)
+    codes = [(await room()).room.code for _ in range(4)]
     clients = []
-    for name in ["A", "B", "C"]:
-        client, _ = await joined_client(sockets, code, name, ip="198.51.100.1")
-        clients.append(client)
-    fourth = await sockets.open(Client(code, ip="198.51.100.1"))
+    for n, code in enumerate(codes[:3]):
+        for name in ("A", "B"):  # a second join into a room this address is in is not counted
+            client, _ = await joined_client(sockets, code, f"{name}{n}", ip="198.51.100.1")
+            clients.append(client)
+    fourth = await sockets.open(Client(codes[3], ip="198.51.100.1"))
     reply = await fourth.join("D")
     assert reply["code"] == "rate_limited" and "Wait a minute" in reply["message"]
-    other, _ = await joined_client(sockets, code, "E", ip="198.51.100.2")  # another network is not affected
-    for client in [*clients, fourth, other]:
+    assert (await fourth.join("D"))["code"] == "rate_limited"  # refused again, not let in by the first try
+    again, _ = await joined_client(sockets, codes[0], "C0", ip="198.51.100.1")  # rooms it is in still take it
+    other, _ = await joined_client(sockets, codes[3], "E", ip="198.51.100.2")  # another network is not affected
+    for client in [*clients, fourth, again, other]:
         await client.__aexit__()
 
 
@@ -196,13 +198,13 @@ def test_concurrent_hits_never_overshoot_the_limit(settings, backend):
     if backend == "redis" and not os.environ.get("REDIS_URL"):
         pytest.skip("set REDIS_URL to run against Redis")
     settings.CACHES = {"default": CACHE_BACKENDS[backend]}
-    settings.RATELIMIT_JOINS_PER_IP = (20, 60)
+    settings.RATELIMIT_ROOMS_JOINED_PER_IP = (20, 60)
     results = []
     start = threading.Barrier(60)
 
     def hit():
         start.wait()
-        results.append(ratelimit.ip_hit(limit=ratelimit.JOINS, ip="192.0.2.200"))
+        results.append(ratelimit.ip_hit(limit=ratelimit.ROOMS_JOINED, ip="192.0.2.200"))
 
     threads = [threading.Thread(target=hit) for _ in range(60)]
     for thread in threads:

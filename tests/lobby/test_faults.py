@@ -99,7 +99,7 @@ async def test_redis_restarted_mid_game_the_game_continues_where_it_was(make_roo
         await host.send(type="next", phase="reveal", index=0)
         await ann.state(phase="leaderboard", question_index=0, timeout=15)
         leaderboard = await ben.state(phase="leaderboard", question_index=0, timeout=15)
-        assert {p["nickname"] for p in leaderboard["players"] if p["score"] >= 500} == {"Ann", "Ben"}
+        assert {p["nickname"] for p in leaderboard["top"] if p["score"] >= 500} == {"Ann", "Ben"}
         for peer in (host, ann, ben):
             await peer.close()
     finally:
