@@ -241,6 +241,8 @@ WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
 # With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
 WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
+# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
+WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
 # A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
 RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)

@@ -16,6 +16,7 @@ from django.utils import timezone
 from lobby import events, ratelimit, review, services
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
+from lobby.idle import JoinDeadline
 from lobby.machine import Action
 from lobby.selectors import player_view, room_seq, room_snapshot
 from lobby.tokens import read_host_token
@@ -63,8 +64,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.bucket = ratelimit.MessageBucket.from_settings()
         self.flooded = False
         await self.accept()
+        self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
+        self.join_deadline.cancel()
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":
@@ -107,6 +110,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
             return await self.send_error("unknown_type", "Unknown message type.")
+        self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
@@ -246,6 +250,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
         self.room_id, self.role, self.player_id = room_id, role, player_id
+        self.join_deadline.cancel()
         if player_id is not None:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:
