@@ -61,7 +61,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.answered: dict[int, int] = {}
         self.seq = -1
         self.client_ip = ratelimit.client_ip_from_scope(self.scope)
-        self.bucket = ratelimit.MessageBucket.from_settings()
+        self.budget = ratelimit.ConnectionBudget.from_settings()
         self.flooded = False
         await self.accept()
         self.join_deadline = JoinDeadline(self)
@@ -88,7 +88,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if self.flooded:
             return
-        verdict = self.bucket.check()
+        verdict = self.budget.check(text_data)
         if verdict is ratelimit.Verdict.CLOSE:
             self.flooded = True
             logger.warning("closing a flooding connection to room %s from %s", self.code, self.client_ip)
