@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from lobby import events, ratelimit, review, services
+from lobby import events, heal, ratelimit, review, services
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.idle import JoinDeadline
@@ -68,6 +68,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code):
         self.join_deadline.cancel()
+        heal.forget(self)
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":
@@ -251,6 +252,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
         self.room_id, self.role, self.player_id = room_id, role, player_id
         self.join_deadline.cancel()
+        heal.track(self)
         if player_id is not None:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:

@@ -1,0 +1,179 @@
+"""Rooms heal fast after a channel-layer (Redis) outage.
+
+While Redis is away every room broadcast fails (lobby/events.py drops it after three tries) and players would
+wait for their own periodic sync (10 s). So each server process watches Redis itself: one connection of its
+own, pinged every PROBE_INTERVAL, without retries, so even a Redis restart between two pings is seen (it
+breaks the connection). When Redis is back, the process sends the newest snapshot, read from the database, to
+its own sockets whose snapshot is older than their room's; it does so again a moment later, because the
+channel layer resubscribes to its groups only after a while and an event published before that reaches nobody.
+Delivered to this process's sockets directly, not through Redis: it works whichever process made the change.
+
+A question whose opening broadcast failed was shown to nobody until the heal (a player's own sync aside), so
+the process whose broadcast failed moves its deadline back by the time from that broadcast to the heal: no
+answer is refused as too late for time the outage took. A question that reached its deadline during the
+outage closes as usual (the outage took longer than the whole question).
+"""
+
+import asyncio
+import logging
+import time
+import weakref
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import redis.asyncio as redis
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from lobby import events
+from lobby.machine import Phase
+from lobby.models import Room
+from lobby.selectors import room_snapshot
+
+logger = logging.getLogger(__name__)
+
+PROBE_INTERVAL = 0.2
+PROBE_TIMEOUT = 0.5
+# Heal passes after Redis is back, in seconds: at once, then while the channel layer resubscribes.
+PASSES = (0.0, 1.0, 2.5)
+
+
+@dataclass
+class Healer:
+    """One process's (one event loop's) watch over the channel layer and its room sockets."""
+
+    sockets: weakref.WeakSet = field(default_factory=weakref.WeakSet)
+    failed_at: float | None = None  # a broadcast gave up (monotonic), not yet healed
+    questions: dict[tuple[str, int], float] = field(default_factory=dict)  # (code, index) -> when it was sent
+    task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if settings.REDIS_URL and (self.task is None or self.task.done()):
+            self.task = asyncio.get_running_loop().create_task(self._watch(), name="channel-layer-heal")
+
+    async def _watch(self) -> None:
+        client = redis.Redis.from_url(
+            settings.REDIS_URL,
+            socket_timeout=PROBE_TIMEOUT,
+            socket_connect_timeout=PROBE_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+        )
+        down_since: float | None = None
+        while True:
+            try:
+                await client.ping()
+                up = True
+            except (redis.RedisError, OSError):
+                up = False
+            if not up:
+                if down_since is None:
+                    down_since = time.monotonic()
+                    logger.warning("channel layer (Redis) unreachable; rooms are healed when it is back")
+            elif down_since is not None or self.failed_at is not None:
+                began = min(t for t in (down_since, self.failed_at) if t is not None)
+                down_since = self.failed_at = None
+                await self._heal(began)
+            await asyncio.sleep(PROBE_INTERVAL)
+
+    async def _heal(self, began: float) -> None:
+        healed_at = time.monotonic()
+        questions, self.questions = self.questions, {}
+        for (code, index), sent_at in questions.items():
+            try:
+                await database_sync_to_async(question_extend, thread_sensitive=False)(
+                    code=code, question_index=index, seconds=healed_at - sent_at
+                )
+            except Exception:
+                logger.exception("could not give question %d of %s back the outage's time", index, code)
+        for n, delay in enumerate(PASSES):
+            await asyncio.sleep(delay - (PASSES[n - 1] if n else 0))
+            try:
+                sent = await self.catch_up()
+            except Exception:
+                logger.exception("healing rooms after the channel layer's outage failed")
+                continue
+            if n == 0:
+                logger.warning(
+                    "channel layer back after %.1f s; %d socket(s) sent their room's newest state",
+                    healed_at - began,
+                    sent,
+                )
+
+    async def catch_up(self) -> int:
+        """Send each of this process's sockets its room's newest snapshot if it holds an older one."""
+        sockets = [s for s in list(self.sockets) if s.room_id is not None]
+        if not sockets:
+            return 0
+        seqs = await database_sync_to_async(_room_seqs, thread_sensitive=False)({s.room_id for s in sockets})
+        behind: dict[int, list] = {}
+        for socket in sockets:
+            if socket.seq < seqs.get(socket.room_id, -1):
+                behind.setdefault(socket.room_id, []).append(socket)
+        for room_id, stale in behind.items():
+            snapshot = await database_sync_to_async(room_snapshot, thread_sensitive=False)(room_id=room_id)
+            snapshot["sent_at"] = time.time()
+            for socket in stale:
+                try:
+                    await socket.room_state({"state": snapshot})
+                except Exception:
+                    logger.debug("a socket closed while its room healed", exc_info=True)
+        return sum(len(stale) for stale in behind.values())
+
+    def send_failed(self, group: str, event: dict, started: float) -> None:
+        self.failed_at = started if self.failed_at is None else min(self.failed_at, started)
+        state = event.get("state") or {}
+        if event.get("type") == events.ROOM_STATE and state.get("phase") == Phase.QUESTION:
+            self.questions.setdefault((state["code"], state["question_index"]), started)
+
+
+def _room_seqs(room_ids: set[int]) -> dict[int, int]:
+    return dict(Room.objects.filter(pk__in=room_ids).values_list("pk", "seq"))
+
+
+def question_extend(*, code: str, question_index: int, seconds: float) -> bool:
+    """Move an open question's deadline back by `seconds` (once: only the process whose broadcast failed calls
+    it, for that broadcast). False when the question is no longer open."""
+    with transaction.atomic():
+        room = Room.objects.filter(code=code).values_list("pk", flat=True).first()
+        moved = Room.objects.filter(pk=room, phase=Phase.QUESTION, question_index=question_index).update(
+            deadline=F("deadline") + timedelta(seconds=seconds), seq=F("seq") + 1
+        )
+        if moved:
+            events.room_changed(room_id=room)
+    return bool(moved)
+
+
+_healers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Healer] = weakref.WeakKeyDictionary()
+
+
+def _healer() -> Healer:
+    loop = asyncio.get_running_loop()
+    if loop not in _healers:
+        _healers[loop] = Healer()
+    return _healers[loop]
+
+
+def track(socket) -> None:
+    """A room socket (RoomConsumer) that has joined its room: healed with it."""
+    healer = _healer()
+    healer.sockets.add(socket)
+    healer.start()
+
+
+def forget(socket) -> None:
+    _healer().sockets.discard(socket)
+
+
+def _send_failed(group: str, event: dict, started: float) -> None:
+    try:
+        healer = _healer()
+    except RuntimeError:  # no running loop (a Celery worker): nothing of this process to heal
+        return
+    healer.send_failed(group, event, started)
+
+
+events.on_send_failure(_send_failed)
