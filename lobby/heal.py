@@ -9,8 +9,9 @@ channel layer resubscribes to its groups only after a while and an event publish
 Delivered to this process's sockets directly, not through Redis: it works whichever process made the change.
 
 A question whose opening broadcast failed was shown to nobody until the heal (a player's own sync aside), so
-the process whose broadcast failed moves its deadline back by the time from that broadcast to the heal: no
-answer is refused as too late for time the outage took. A question that reached its deadline during the
+the process whose broadcast failed moves its deadline back by the time from that broadcast until its heal has
+shown it, plus PASSES[1] (by then every process's passes have shown it): no answer is refused as too late for
+time the outage took. A question that reached its deadline during the
 outage closes as usual (the outage took longer than the whole question).
 """
 
@@ -18,6 +19,7 @@ import asyncio
 import logging
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -37,9 +39,17 @@ from lobby.selectors import room_snapshot
 logger = logging.getLogger(__name__)
 
 PROBE_INTERVAL = 0.2
-PROBE_TIMEOUT = 0.5
+PROBE_TIMEOUT = 1.0  # a busy process answers a ping late; that is no outage
 # Heal passes after Redis is back, in seconds: at once, then while the channel layer resubscribes.
 PASSES = (0.0, 1.0, 2.5)
+
+# A thread of its own: behind the clock's and the game's database work in a shared pool, the first heal pass
+# waited seconds on a busy machine. Its connection closes after DATABASE_CONN_MAX_AGE like any other.
+_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quizgate-heal")
+
+
+def _in_db_thread(func):
+    return database_sync_to_async(func, thread_sensitive=False, executor=_thread)
 
 
 @dataclass
@@ -50,6 +60,7 @@ class Healer:
     failed_at: float | None = None  # a broadcast gave up (monotonic), not yet healed
     questions: dict[tuple[str, int], float] = field(default_factory=dict)  # (code, index) -> when it was sent
     task: asyncio.Task | None = None
+    healing: asyncio.Task | None = None
 
     def start(self) -> None:
         if settings.REDIS_URL and (self.task is None or self.task.done()):
@@ -76,52 +87,55 @@ class Healer:
             elif down_since is not None or self.failed_at is not None:
                 began = min(t for t in (down_since, self.failed_at) if t is not None)
                 down_since = self.failed_at = None
-                await self._heal(began)
+                # A task of its own: the watch goes on, and sees a second outage during the heal's passes.
+                self.healing = asyncio.get_running_loop().create_task(self._heal(began))
             await asyncio.sleep(PROBE_INTERVAL)
 
     async def _heal(self, began: float) -> None:
         healed_at = time.monotonic()
         questions, self.questions = self.questions, {}
-        for (code, index), sent_at in questions.items():
-            try:
-                await database_sync_to_async(question_extend, thread_sensitive=False)(
-                    code=code, question_index=index, seconds=healed_at - sent_at
-                )
-            except Exception:
-                logger.exception("could not give question %d of %s back the outage's time", index, code)
         for n, delay in enumerate(PASSES):
             await asyncio.sleep(delay - (PASSES[n - 1] if n else 0))
             try:
                 sent = await self.catch_up()
+                shown_at = time.monotonic()
+                took = shown_at - healed_at
+                if n == 0 and questions:
+                    # After the first pass, so the phase reaches everyone first. The question gets back the time
+                    # from its broadcast until it was shown here, and until the next pass (PASSES[1]) has shown
+                    # it to any socket of another process that the first pass there missed.
+                    extensions = [(code, i, shown_at + PASSES[1] - sent) for (code, i), sent in questions.items()]
+                    await self.catch_up(extensions)
             except Exception:
                 logger.exception("healing rooms after the channel layer's outage failed")
                 continue
             if n == 0:
                 logger.warning(
-                    "channel layer back after %.1f s; %d socket(s) sent their room's newest state",
+                    "channel layer back after %.1f s; %d socket(s) sent their room's newest state %.2f s later",
                     healed_at - began,
                     sent,
+                    took,
                 )
 
-    async def catch_up(self) -> int:
-        """Send each of this process's sockets its room's newest snapshot if it holds an older one."""
+    async def catch_up(self, extensions: list[tuple[str, int, float]] | None = None) -> int:
+        """Send each of this process's sockets its room's newest snapshot if it holds an older one; first move
+        back the deadlines of `extensions` (code, question index, seconds). One hop to a database thread: on a
+        busy machine each hop waits for a thread and the GIL."""
         sockets = [s for s in list(self.sockets) if s.room_id is not None]
-        if not sockets:
-            return 0
-        seqs = await database_sync_to_async(_room_seqs, thread_sensitive=False)({s.room_id for s in sockets})
-        behind: dict[int, list] = {}
+        held: dict[int, int] = {}
         for socket in sockets:
-            if socket.seq < seqs.get(socket.room_id, -1):
-                behind.setdefault(socket.room_id, []).append(socket)
-        for room_id, stale in behind.items():
-            snapshot = await database_sync_to_async(room_snapshot, thread_sensitive=False)(room_id=room_id)
-            snapshot["sent_at"] = time.time()
-            for socket in stale:
+            held[socket.room_id] = min(socket.seq, held.get(socket.room_id, socket.seq))
+        snapshots = await _in_db_thread(_newer_snapshots)(extensions or [], held)
+        sent = 0
+        for socket in sockets:
+            snapshot = snapshots.get(socket.room_id)
+            if snapshot is not None and socket.seq < snapshot["seq"]:
+                sent += 1
                 try:
                     await socket.room_state({"state": snapshot})
                 except Exception:
                     logger.debug("a socket closed while its room healed", exc_info=True)
-        return sum(len(stale) for stale in behind.values())
+        return sent
 
     def send_failed(self, group: str, event: dict, started: float) -> None:
         self.failed_at = started if self.failed_at is None else min(self.failed_at, started)
@@ -130,8 +144,20 @@ class Healer:
             self.questions.setdefault((state["code"], state["question_index"]), started)
 
 
-def _room_seqs(room_ids: set[int]) -> dict[int, int]:
-    return dict(Room.objects.filter(pk__in=room_ids).values_list("pk", "seq"))
+def _newer_snapshots(extensions, held: dict[int, int]) -> dict[int, dict]:
+    """Extend the questions, then the snapshot of each room (id -> oldest seq a socket holds) that moved on."""
+    for code, index, seconds in extensions:
+        try:
+            question_extend(code=code, question_index=index, seconds=seconds)
+        except Exception:
+            logger.exception("could not give question %d of %s back the outage's time", index, code)
+    seqs = dict(Room.objects.filter(pk__in=held).values_list("pk", "seq"))
+    snapshots = {}
+    for room_id, seq in seqs.items():
+        if held[room_id] < seq:
+            snapshots[room_id] = room_snapshot(room_id=room_id)
+            snapshots[room_id]["sent_at"] = time.time()
+    return snapshots
 
 
 def question_extend(*, code: str, question_index: int, seconds: float) -> bool:
