@@ -14,9 +14,10 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from lobby import events, ratelimit, review, services, standings
+from lobby import events, heal, ratelimit, review, services, standings
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
+from lobby.idle import JoinDeadline
 from lobby.machine import Action
 from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
 from lobby.tokens import read_host_token
@@ -64,11 +65,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.answered: dict[int, int] = {}
         self.seq = -1
         self.client_ip = ratelimit.client_ip_from_scope(self.scope)
-        self.bucket = ratelimit.MessageBucket.from_settings()
+        self.budget = ratelimit.ConnectionBudget.from_settings()
         self.flooded = False
         await self.accept()
+        self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
+        self.join_deadline.cancel()
+        heal.forget(self)
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":
@@ -89,7 +93,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if self.flooded:
             return
-        verdict = self.bucket.check()
+        verdict = self.budget.check(text_data)
         if verdict is ratelimit.Verdict.CLOSE:
             self.flooded = True
             logger.warning("closing a flooding connection to room %s from %s", self.code, self.client_ip)
@@ -111,6 +115,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
             return await self.send_error("unknown_type", "Unknown message type.")
+        self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
@@ -157,7 +162,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
         # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
         picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
-        await self._deliver(picture.snapshot, picture)
+        await self.deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
         player = await db(services.player_resume)(token=message.get("token"), code=self.code)
@@ -284,6 +289,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
         self.room_id, self.role, self.player_id = room_id, role, player_id
+        self.join_deadline.cancel()
+        heal.track(self)
         if player_id is not None:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:
@@ -295,7 +302,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         """The full picture for this reader (a join, a reconnect, a sync): read now, not taken from the cache."""
         picture = await db(room_picture)(room_id=self.room_id)
         standings.remember(self.room_id, picture)
-        await self._deliver(picture.snapshot, picture)
+        await self.deliver(picture.snapshot, picture)
 
     async def room_state(self, event):
         """A room event carries the common part only; this reader's part comes from the process's standings,
@@ -313,9 +320,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
             # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
             logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)
             return
-        await self._deliver(common, picture)
+        await self.deliver(common, picture)
 
-    async def _deliver(self, common: dict, picture) -> None:
+    async def deliver(self, common: dict, picture) -> None:
+        """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.
+        Also the heal's way in after a channel-layer outage (lobby/heal.py)."""
         if common["seq"] < self.seq:
             return
         self.seq = common["seq"]

@@ -4,6 +4,7 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
@@ -148,8 +149,18 @@ def _send(group: str, event: dict) -> None:
         async_to_sync(_send_async)(group, event)
 
 
+# Told of every event given up on: (group, event, when its first try began, time.monotonic()). lobby/heal.py
+# listens, to re-send the rooms' newest state when the channel layer is back.
+_failure_listeners: list[Callable[[str, dict, float], None]] = []
+
+
+def on_send_failure(listener: Callable[[str, dict, float], None]) -> None:
+    _failure_listeners.append(listener)
+
+
 async def _send_async(group: str, event: dict) -> None:
     # A restarted Redis leaves a dead connection in the pool: the first send fails, a second one reconnects.
+    started = time.monotonic()
     for attempt in range(SEND_ATTEMPTS):
         try:
             await get_channel_layer().group_send(group, event)
@@ -158,6 +169,8 @@ async def _send_async(group: str, event: dict) -> None:
             if attempt + 1 == SEND_ATTEMPTS:
                 # Clients still catch up: the next event or their periodic sync brings a fresh snapshot.
                 logger.exception("event for %s failed", group)
+                for listener in _failure_listeners:
+                    listener(group, event, started)
             else:
                 await asyncio.sleep(0.2 * (attempt + 1))
 

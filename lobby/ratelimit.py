@@ -4,6 +4,7 @@ Django's cache so every server process shares them.
 Limits are read from settings at call time (with the defaults below), so a deployment or a test can tune them.
 """
 
+import json
 import logging
 import threading
 import time
@@ -72,6 +73,40 @@ class MessageBucket:
             self.dropped, self.dropped_since = 0, now
         self.dropped += 1
         return Verdict.CLOSE if self.dropped > self.flood else Verdict.DROP
+
+
+# A ping is a small frame; anything larger is measured as a message, whatever it says.
+PING_MAX_CHARS = 64
+
+
+def is_ping(text_data: str | None) -> bool:
+    if text_data is None or len(text_data) > PING_MAX_CHARS:
+        return False
+    try:
+        message = json.loads(text_data)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("type") == "ping"
+
+
+class ConnectionBudget:
+    """A connection's two budgets. Pings (a keep-alive some clients send every few seconds) have their own, so a
+    client that pings often never loses an answer or a join to its pings; every other frame, a bad one too, comes
+    out of the message budget. Each budget drops and, on a flood, closes on its own."""
+
+    def __init__(self, *, messages: MessageBucket, pings: MessageBucket):
+        self.messages = messages
+        self.pings = pings
+
+    @classmethod
+    def from_settings(cls) -> "ConnectionBudget":
+        pings = MessageBucket(
+            per_minute=settings.WS_PING_PER_MINUTE, burst=settings.WS_PING_BURST, flood=settings.WS_RATE_FLOOD
+        )
+        return cls(messages=MessageBucket.from_settings(), pings=pings)
+
+    def check(self, text_data: str | None) -> Verdict:
+        return (self.pings if is_ping(text_data) else self.messages).check()
 
 
 # -- per client IP: fixed-window counters in the cache ----------------------------------------------------------
