@@ -127,7 +127,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     rooms = make_rooms(args.rooms, 1)
     django.db.connections.close_all()
-    env = server_env(CHANNEL_LAYER=args.layer, RATELIMIT_JOINS_PER_MINUTE="1000000", WS_MAX_PER_IP="1000000")
+    env = server_env(CHANNEL_LAYER=args.layer, RATELIMIT_ROOMS_PER_10_MINUTES="1000000", WS_MAX_PER_IP="1000000")
     server, port = start_server("config.asgi:application", args.workers, env)
     try:
         result = asyncio.run(storm(port, rooms))

@@ -34,7 +34,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     analyze()
-    env = server_env(GAME_CLOCK_INTERVAL="0.25", RATELIMIT_JOINS_PER_MINUTE="1000000", WS_MAX_PER_IP="1000000")
+    env = server_env(GAME_CLOCK_INTERVAL="0.25", RATELIMIT_ROOMS_PER_10_MINUTES="1000000", WS_MAX_PER_IP="1000000")
     if args.baseline:
         relay_env = {**env, "PYTHONPATH": str(REPO / "bench")}
         server, port = start_server("baseline_app:application", args.workers, relay_env)

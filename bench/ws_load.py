@@ -3,6 +3,11 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
         .venv/bin/python bench/ws_load.py --rooms 10,25,50 [--layer pubsub|core] [--workers 2] [--no-baseline]
 
+Big rooms: one room of 200, 500, ... players (`--players-per-room`; the servers get ROOM_MAX_PLAYERS to
+match), the bare relay under the same load after each:
+
+    ... bench/ws_load.py --rooms 1 --players-per-room 200,500,1000,2000
+
 For each N it prints: connect rate, question fan-out latency p50/p95/p99 (server send time to client
 receive), answer-to-acknowledgement latency, messages per second, server RSS per connection, dropped
 sends (a player who never saw a question), and the same fan-out against a bare Channels relay
@@ -118,6 +123,9 @@ def make_rooms(n: int, questions: int) -> list:
 class Stats:
     def __init__(self):
         self.fanout: list[float] = []
+        self.reveal: list[float] = []  # the reveal's fan-out (Quizgate only: the relay has one kind of event)
+        self.player_bytes: list[int] = []
+        self.host_bytes: list[int] = []
         self.ack: list[float] = []
         self.messages = 0
         self.dropped = 0
@@ -141,12 +149,14 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
     ready()
     await joined.wait()
     seen: set[int] = set()
+    revealed: set[int] = set()
     answered_at: dict[int, float] = {}
     try:
         async with asyncio.timeout(questions * 30 + 60):
             async for raw in ws:
                 now = time.time()
                 stats.messages += 1
+                stats.player_bytes.append(len(raw))
                 message = json.loads(raw)
                 if message["type"] == "answered":
                     stats.ack.append((now - answered_at[message["question"]]) * 1000)
@@ -159,6 +169,10 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
                         await asyncio.sleep(random.uniform(0.2, 1.5))
                         answered_at[index] = time.time()
                         await ws.send(json.dumps({"type": "answer", "question": index, "option": random.randrange(4)}))
+                    elif message["phase"] == "reveal" and index in answered_at and "sent_at" in message:
+                        if index not in revealed:
+                            revealed.add(index)
+                            stats.reveal.append((now - message["sent_at"]) * 1000)
                     elif message["phase"] == "finished":
                         break
     except TimeoutError:
@@ -167,15 +181,24 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
     await ws.close()
 
 
-async def quizgate_host(port, code, token, questions, joined: asyncio.Event):
+async def quizgate_host(port, code, token, questions, joined: asyncio.Event, stats: Stats):
     ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", origin=f"http://127.0.0.1:{port}", max_queue=None)
     await ws.send(json.dumps({"type": "host", "token": token}))
     await joined.wait()
+    # The host's frames while the room filled (the lobby's coalesced updates) count as its frames too.
+    while True:
+        try:
+            raw = await asyncio.wait_for(ws.recv(), 0.01)
+        except TimeoutError:
+            break
+        stats.host_bytes.append(len(raw))
     await asyncio.sleep(random.uniform(0, 2))  # rooms are not in lockstep
 
     async def wait_phase(phase, index):
         while True:
-            m = json.loads(await ws.recv())
+            raw = await ws.recv()
+            stats.host_bytes.append(len(raw))
+            m = json.loads(raw)
             if m.get("type") == "state" and m["phase"] == phase and m["question_index"] == index:
                 return
 
@@ -211,7 +234,9 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
     await connected.wait()
     connect_seconds = time.monotonic() - started
     rss_after = rss_kb(server_pid)
-    hosts = [asyncio.create_task(quizgate_host(port, r.room.code, r.host_token, questions, joined)) for r in rooms]
+    hosts = [
+        asyncio.create_task(quizgate_host(port, r.room.code, r.host_token, questions, joined, stats)) for r in rooms
+    ]
     await asyncio.sleep(0.5)
     play_started = time.monotonic()
     joined.set()
@@ -222,7 +247,11 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
         "players": total,
         "connected": connected_n,
         "connect_rate": connected_n / connect_seconds,
+        "connect_seconds": connect_seconds,
         "fanout": stats.fanout,
+        "reveal": stats.reveal,
+        "player_bytes": stats.player_bytes,
+        "host_bytes": stats.host_bytes,
         "ack": stats.ack,
         "msgs_per_s": stats.messages / play_seconds,
         "rss_per_conn_kb": (rss_after - rss_before) / max(connected_n, 1),
@@ -231,11 +260,12 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
     }
 
 
-async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[float]]:
+async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[float], list[int]]:
     """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
     after the same think time as in Quizgate (the relay acknowledges each answer)."""
     fanout: list[float] = []
     ack: list[float] = []
+    sizes: list[int] = []
     codes = [f"B{r}" for r in range(n_rooms)]
 
     async def player(code, ready):
@@ -247,6 +277,7 @@ async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[floa
             async with asyncio.timeout(questions * 4 + 20):
                 async for raw in ws:
                     now = time.time()
+                    sizes.append(len(raw))
                     message = json.loads(raw)
                     if message.get("type") == "ack":
                         ack.append((now - answered_at.pop(0)) * 1000)
@@ -284,32 +315,45 @@ async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[floa
     await asyncio.sleep(0.5)
     start.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
-    return fanout, ack
+    return fanout, ack, sizes
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
 
 
 def main() -> None:
+    global PLAYERS_PER_ROOM
     parser = argparse.ArgumentParser()
     parser.add_argument("--rooms", default="10,25,50")
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--players-per-room", default=str(PLAYERS_PER_ROOM), help="one size or several: 200,500")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--layer", default=os.environ.get("CHANNEL_LAYER", "pubsub"))
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--analyze", action="store_true", help="ANALYZE after migrating (a fresh database has no statistics)"
+    )
     args = parser.parse_args()
     if not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
         sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures the production setup")
     db_name = django.conf.settings.DATABASES["default"]["NAME"]
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db_name], capture_output=True)
     call_command("migrate", verbosity=0)
-    analyze()
+    if args.analyze:
+        analyze()
     # Every simulated player comes from 127.0.0.1: lift the per-IP join and socket limits meant for real clients.
-    env = server_env(
-        CHANNEL_LAYER=args.layer,
-        GAME_CLOCK_INTERVAL="0.25",
-        RATELIMIT_JOINS_PER_MINUTE="1000000",
-        WS_MAX_PER_IP="1000000",
-    )
+    sizes = [int(x) for x in args.players_per_room.split(",")]
     print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
-    for n in [int(x) for x in args.rooms.split(",")]:
+    for n, size in [(int(x), size) for size in sizes for x in args.rooms.split(",")]:
+        PLAYERS_PER_ROOM = size
+        env = server_env(
+            CHANNEL_LAYER=args.layer,
+            GAME_CLOCK_INTERVAL="0.25",
+            RATELIMIT_ROOMS_PER_10_MINUTES="1000000",
+            WS_MAX_PER_IP="1000000",
+            ROOM_MAX_PLAYERS=str(max(size, 20)),
+        )
         subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
         rooms = make_rooms(n, args.questions)
         django.db.connections.close_all()
@@ -320,20 +364,27 @@ def main() -> None:
             server.terminate()
             server.wait(10)
         base_p95 = base_ack_p95 = float("nan")
+        base_bytes = []
         if not args.no_baseline:
             base_env = {**env, "PYTHONPATH": str(REPO / "bench")}
             server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
-                base, base_ack = asyncio.run(run_baseline(port, n, args.questions))
+                base, base_ack, base_bytes = asyncio.run(run_baseline(port, n, args.questions))
             finally:
                 server.terminate()
                 server.wait(10)
             base_p95, base_ack_p95 = pct(base, 95), pct(base_ack, 95)
-        f, a = result["fanout"], result["ack"]
+        f, a, r = result["fanout"], result["ack"], result["reveal"]
         p95 = pct(f, 95)
+        pb, hb = result["player_bytes"], result["host_bytes"]
         print(
-            f"N={n:3d} rooms ({result['players']} players): connected {result['connected']}/{result['players']} "
-            f"at {result['connect_rate']:.0f}/s {' '.join(result['failures'])}\n"
+            f"N={n:3d} rooms x {size} ({result['players']} players): connected {result['connected']}/"
+            f"{result['players']} at {result['connect_rate']:.0f}/s in {result['connect_seconds']:.1f} s "
+            f"{' '.join(result['failures'])}\n"
+            f"   reveal fan-out ms p50 {pct(r, 50):.0f} p95 {pct(r, 95):.0f} p99 {pct(r, 99):.0f} (n={len(r)}) -> "
+            f"{pct(r, 95) / base_p95:.2f}x the relay's p95\n"
+            f"   bytes/frame player mean {mean(pb):.0f} max {max(pb, default=0)}; host mean {mean(hb):.0f} "
+            f"max {max(hb, default=0)} ({len(hb)} frames); relay mean {mean(base_bytes):.0f}\n"
             f"   fan-out ms p50 {pct(f, 50):.0f} p95 {p95:.0f} p99 {pct(f, 99):.0f} (n={len(f)}); "
             f"bound p95 150 -> ratio {p95 / 150:.2f}; p99 bound 300 -> ratio {pct(f, 99) / 300:.2f}\n"
             f"   answer ack ms p50 {pct(a, 50):.0f} p95 {pct(a, 95):.0f} p99 {pct(a, 99):.0f}; "

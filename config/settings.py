@@ -251,13 +251,19 @@ DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
 WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
 WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
 WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
+# Pings have a budget of their own (one a second, bursts of 10), outside the one answers and joins come out of.
+WS_PING_PER_MINUTE = env.int("WS_PING_PER_MINUTE", default=60)
+WS_PING_BURST = env.int("WS_PING_BURST", default=10)
 # Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
 # address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
 # With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
 WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
-# A full room joins from one address within a minute, whatever ROOM_MAX_PLAYERS is.
-RATELIMIT_JOINS_PER_IP = (env.int("RATELIMIT_JOINS_PER_MINUTE", default=max(60, ROOM_MAX_PLAYERS + 10)), 60)
+# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
+WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
+# Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
+# counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
+RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
 # Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
 RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)

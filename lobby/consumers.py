@@ -16,11 +16,12 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from core.i18n import language_from_scope
-from lobby import events, ratelimit, review, services
+from lobby import events, heal, ratelimit, review, services, standings
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved
+from lobby.idle import JoinDeadline
 from lobby.machine import Action
-from lobby.selectors import EXTRA_TIME, TIME_REQUESTS, personal_time, player_view, room_seq, room_snapshot
+from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
@@ -45,8 +46,8 @@ FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded 
 
 
 def _player_join_limited(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
-    """Join, counting the attempt against the IP's join limit and under its code-guess limit."""
-    if not ratelimit.ip_hit(limit=ratelimit.JOINS, ip=ip):
+    """Join, counting a room new to this IP against its rooms-joined limit, under its code-guess limit."""
+    if not ratelimit.room_join_hit(ip=ip, code=code):
         raise ratelimit.RateLimited()
     return ratelimit.code_guess(
         ip=ip,
@@ -68,11 +69,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.answered: dict[int, int] = {}
         self.seq = -1
         self.client_ip = ratelimit.client_ip_from_scope(self.scope)
-        self.bucket = ratelimit.MessageBucket.from_settings()
+        self.budget = ratelimit.ConnectionBudget.from_settings()
         self.flooded = False
         await self.accept()
+        self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
+        self.join_deadline.cancel()
+        heal.forget(self)
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":
@@ -97,7 +101,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None):
         if self.flooded:
             return
-        verdict = self.bucket.check()
+        verdict = self.budget.check(text_data)
         if verdict is ratelimit.Verdict.CLOSE:
             self.flooded = True
             logger.warning("closing a flooding connection to room %s from %s", self.code, self.client_ip)
@@ -119,6 +123,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
             return await self.send_error("unknown_type", _("Unknown message type."))
+        self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
@@ -162,7 +167,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
                 "player": {"id": joined.player.pk, "nickname": joined.player.nickname},
             }
         )
-        await self._send_snapshot()
+        # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
+        # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
+        picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
+        await self.deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
         player = await db(services.player_resume)(token=message.get("token"), code=self.code)
@@ -289,6 +297,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
         self.room_id, self.role, self.player_id = room_id, role, player_id
+        self.join_deadline.cancel()
+        heal.track(self)
         if player_id is not None:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:
@@ -297,26 +307,44 @@ class RoomConsumer(AsyncWebsocketConsumer):
     # -- frames out ---------------------------------------------------------------------------------------
 
     async def _send_snapshot(self):
-        snapshot = await db(room_snapshot)(room_id=self.room_id)
-        await self.room_state({"state": snapshot})
+        """The full picture for this reader (a join, a reconnect, a sync): read now, not taken from the cache."""
+        picture = await db(room_picture)(room_id=self.room_id)
+        standings.remember(self.room_id, picture)
+        await self.deliver(picture.snapshot, picture)
 
     async def room_state(self, event):
-        state = dict(event["state"])
-        if state["seq"] < self.seq:
-            return  # an older picture overtaken by a newer one
-        self.seq = state["seq"]
-        if self.role == "player":
-            me = next((p for p in state["players"] if p["id"] == self.player_id), None)
-            if me is None:
+        """A room event carries the common part only; this reader's part comes from the process's standings,
+        read once per change and process however many of its connections are in the room."""
+        common = event["state"]
+        # Before this reader's own first picture (it follows at once), and a picture this reader already has (a
+        # coalesced join broadcast reaching the joiner after its own snapshot) or one overtaken by a newer one.
+        if self.seq < 0 or common["seq"] <= self.seq or self.room_id is None:
+            return
+        try:
+            picture = await standings.picture_at_least(
+                self.room_id, common["code"], common["seq"], load=db(room_picture)
+            )
+        except Exception:
+            # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
+            logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)
+            return
+        await self.deliver(common, picture)
+
+    async def deliver(self, common: dict, picture) -> None:
+        """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.
+        Also the heal's way in after a channel-layer outage (lobby/heal.py)."""
+        if common["seq"] < self.seq:
+            return
+        self.seq = common["seq"]
+        if self.role == "host":
+            return await self.send_json(host_frame(common, picture.standings))
+        frame = player_frame(common, picture.standings, player_id=self.player_id, answered=self.answered)
+        if frame is None:
+            # In this socket's language also when the heal calls in from outside a frame's handler.
+            with translation.override(self.language or language_from_scope(self.scope)):
                 await self.send_error("removed", _("The host removed you from this game."))
-                return await self.close()
-            index = state["question_index"]
-            # The player's own time (extra time, their own countdown); who else has extra time is the host's.
-            mine = personal_time(state, player_id=self.player_id)
-            state.pop(EXTRA_TIME, None)
-            state.pop(TIME_REQUESTS, None)
-            state["you"] = {**me, "answered": index in self.answered, "option": self.answered.get(index), **mine}
-        await self.send_json(state)
+            return await self.close()
+        await self.send_json(frame)
 
     async def room_answers(self, event):
         if self.role == "host":

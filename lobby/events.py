@@ -4,13 +4,16 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
 from core.server_loop import server_loop
+from lobby import standings
 from lobby.selectors import Picture, room_picture
 
 logger = logging.getLogger(__name__)
@@ -32,8 +35,14 @@ def host_group(code: str) -> str:
     return f"room.{code}.host"
 
 
-def room_changed(*, room_id: int) -> None:
-    transaction.on_commit(lambda: room_broadcast(room_id=room_id))
+def room_changed(*, room_id: int, coalesce: bool = False) -> None:
+    """After commit, the room's new picture to everyone in it. `coalesce` (joins, leaves, the lock): such
+    changes go out at most once every ROOM_COALESCE_INTERVAL per room and process, each carrying the newest
+    picture, so a burst of 2,000 joins is a few broadcasts a second, not 2,000. Phase changes go at once."""
+    if coalesce:
+        transaction.on_commit(lambda: _broadcast_soon(room_id))
+    else:
+        transaction.on_commit(lambda: room_broadcast(room_id=room_id))
 
 
 def answers_changed(*, room_code: str, question_index: int, answered_count: int) -> None:
@@ -87,6 +96,49 @@ async def _flush_latest(latest: _Latest, group: str) -> None:
         latest.flushing.discard(group)
 
 
+# Lobby changes (joins above all): at most 4 broadcasts a second per room and process.
+ROOM_COALESCE_INTERVAL = 0.25
+
+
+@dataclass
+class _Dirty:
+    rooms: set[int] = field(default_factory=set)  # rooms changed since their last coalesced broadcast
+    flushing: set[int] = field(default_factory=set)
+
+
+_dirty: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Dirty] = weakref.WeakKeyDictionary()
+
+
+def _broadcast_soon(room_id: int) -> None:
+    loop = server_loop()
+    if loop is None:
+        room_broadcast(room_id=room_id)
+    else:
+        loop.call_soon_threadsafe(_mark_dirty, loop, room_id)
+
+
+def _mark_dirty(loop: asyncio.AbstractEventLoop, room_id: int) -> None:
+    dirty = _dirty.setdefault(loop, _Dirty())
+    dirty.rooms.add(room_id)
+    if room_id not in dirty.flushing:
+        dirty.flushing.add(room_id)
+        loop.create_task(_flush_room(dirty, room_id))
+
+
+async def _flush_room(dirty: _Dirty, room_id: int) -> None:
+    try:
+        while room_id in dirty.rooms:
+            dirty.rooms.discard(room_id)
+            try:
+                await database_sync_to_async(room_broadcast, thread_sensitive=False)(room_id=room_id)
+            except Exception:
+                # Clients catch up from their periodic sync; the next change brings a fresh picture anyway.
+                logger.exception("coalesced broadcast for room %s failed", room_id)
+            await asyncio.sleep(ROOM_COALESCE_INTERVAL)
+    finally:
+        dirty.flushing.discard(room_id)
+
+
 def _send(group: str, event: dict) -> None:
     loop = server_loop()
     if loop is not None:
@@ -97,8 +149,18 @@ def _send(group: str, event: dict) -> None:
         async_to_sync(_send_async)(group, event)
 
 
+# Told of every event given up on: (group, event, when its first try began, time.monotonic()). lobby/heal.py
+# listens, to re-send the rooms' newest state when the channel layer is back.
+_failure_listeners: list[Callable[[str, dict, float], None]] = []
+
+
+def on_send_failure(listener: Callable[[str, dict, float], None]) -> None:
+    _failure_listeners.append(listener)
+
+
 async def _send_async(group: str, event: dict) -> None:
     # A restarted Redis leaves a dead connection in the pool: the first send fails, a second one reconnects.
+    started = time.monotonic()
     for attempt in range(SEND_ATTEMPTS):
         try:
             await get_channel_layer().group_send(group, event)
@@ -107,16 +169,20 @@ async def _send_async(group: str, event: dict) -> None:
             if attempt + 1 == SEND_ATTEMPTS:
                 # Clients still catch up: the next event or their periodic sync brings a fresh snapshot.
                 logger.exception("event for %s failed", group)
+                for listener in _failure_listeners:
+                    listener(group, event, started)
             else:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
 
 def room_broadcast(*, room_id: int) -> Picture:
-    """Send the room's snapshot to everyone in it; returns the picture sent (the snapshot, and during a reveal
-    the crowd's verdict on it)."""
+    """Send the common part of the room's picture to everyone in it (each consumer adds its reader's part from
+    its process's standings, lobby/standings.py); returns the picture (and during a reveal the crowd's verdict
+    on it)."""
     picture = room_picture(room_id=room_id)
     snapshot = picture.snapshot
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
+    standings.remember(room_id, picture)  # this process's consumers need not read it again
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
-    _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "state": snapshot})
+    _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "room_id": room_id, "state": snapshot})
     return picture

@@ -4,6 +4,7 @@ Django's cache so every server process shares them.
 Limits are read from settings at call time (with the defaults below), so a deployment or a test can tune them.
 """
 
+import json
 import logging
 import threading
 import time
@@ -75,6 +76,40 @@ class MessageBucket:
         return Verdict.CLOSE if self.dropped > self.flood else Verdict.DROP
 
 
+# A ping is a small frame; anything larger is measured as a message, whatever it says.
+PING_MAX_CHARS = 64
+
+
+def is_ping(text_data: str | None) -> bool:
+    if text_data is None or len(text_data) > PING_MAX_CHARS:
+        return False
+    try:
+        message = json.loads(text_data)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("type") == "ping"
+
+
+class ConnectionBudget:
+    """A connection's two budgets. Pings (a keep-alive some clients send every few seconds) have their own, so a
+    client that pings often never loses an answer or a join to its pings; every other frame, a bad one too, comes
+    out of the message budget. Each budget drops and, on a flood, closes on its own."""
+
+    def __init__(self, *, messages: MessageBucket, pings: MessageBucket):
+        self.messages = messages
+        self.pings = pings
+
+    @classmethod
+    def from_settings(cls) -> "ConnectionBudget":
+        pings = MessageBucket(
+            per_minute=settings.WS_PING_PER_MINUTE, burst=settings.WS_PING_BURST, flood=settings.WS_RATE_FLOOD
+        )
+        return cls(messages=MessageBucket.from_settings(), pings=pings)
+
+    def check(self, text_data: str | None) -> Verdict:
+        return (self.pings if is_ping(text_data) else self.messages).check()
+
+
 # -- per client IP: fixed-window counters in the cache ----------------------------------------------------------
 
 
@@ -88,8 +123,10 @@ class IpLimit:
         return int(count), int(window)
 
 
-# A classroom behind one NAT address joins together, so joins are generous; a wrong code is rare for a person.
-JOINS = IpLimit("join", "RATELIMIT_JOINS_PER_IP")
+# A school behind one NAT address joins one room together: what is counted is the rooms an address joins (an
+# attacker spreading fake players over many games), not its joins into one room, which the room's own size
+# caps. A wrong code is rare for a person.
+ROOMS_JOINED = IpLimit("rooms", "RATELIMIT_ROOMS_JOINED_PER_IP")
 CODE_GUESSES = IpLimit("guess", "RATELIMIT_CODE_GUESSES_PER_IP")
 
 
@@ -141,6 +178,27 @@ def ip_hit(*, limit: IpLimit, ip: str) -> bool:
         logger.warning("rate limit cache unavailable; allowing %s", limit.name, exc_info=True)
         return True
     return value <= count
+
+
+def room_join_hit(*, ip: str, code: str) -> bool:
+    """A join from this IP into the room `code`: the first into each room in the window counts against
+    ROOMS_JOINED, the others are free (a room of 2,000 fills from one address). False when refused."""
+    count, window = ROOMS_JOINED.values()
+    seen = f"{_key(ROOMS_JOINED, ip, window)}:{code}"
+    cache = _cache()
+    try:
+        if not cache.add(seen, 1, timeout=window + 1):
+            return True  # this address is already in that room this window
+    except Exception:
+        logger.warning("rate limit cache unavailable; allowing %s", ROOMS_JOINED.name, exc_info=True)
+        return True
+    if ip_hit(limit=ROOMS_JOINED, ip=ip):
+        return True
+    try:
+        cache.delete(seen)  # refused: its next try at this room is counted again
+    except Exception:
+        logger.warning("rate limit cache unavailable", exc_info=True)
+    return False
 
 
 def ip_blocked(*, limit: IpLimit, ip: str) -> bool:

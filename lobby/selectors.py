@@ -1,11 +1,15 @@
-"""The game's reads. `room_snapshot` is the one public picture of a room, sent to host and players alike:
-before the reveal it holds nothing that says which option is correct.
+"""The game's reads. A room's picture has two parts: the common part (`Picture.snapshot`), the same for every
+reader and of a size that does not grow with the room (phase, question, counts, the top places), and the
+standings (every player's score and rank, and at a reveal every player's result). A player's frame is the
+common part and their own line of the standings (`player_frame`); the host's is the common part and all of it
+(`host_frame`, what `room_snapshot` returns). Before the reveal neither holds anything that says which option
+is correct.
 
 Answers are stored with the round's option index; what a room's screens get (options, the marked one, the
 distribution, each player's choice) is in the order that room shows them (`machine.option_order`)."""
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils import timezone
 
@@ -27,9 +31,27 @@ def crowd_rule() -> machine.CrowdRule:
     return machine.CrowdRule(min_answers=conf.crowd_min_answers(), majority=conf.crowd_majority())
 
 
+# The leaderboard's places every reader gets (a phone's podium); the host's big screen draws its top 10 from
+# its full list. They are most of a player's frame: 3, not 10, halves it.
+TOP_PLACES = 3
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Every active player's line, read with the room's picture: id -> (nickname, score, rank), in join order;
+    during a reveal, id -> (option as the room showed it, correct, points) for those who answered. Extra time:
+    id -> percent of the timer for those above x1, and the ids whose "I need more time" waits for the host."""
+
+    players: dict[int, tuple[str, int, int]] = field(default_factory=dict)
+    results: dict[int, tuple[int, bool, int]] | None = None
+    extra_time: dict[int, int] = field(default_factory=dict)
+    time_requests: tuple[int, ...] = ()
+
+
 @dataclass(frozen=True)
 class Picture:
-    snapshot: dict
+    snapshot: dict  # the common part: the same for every reader, bounded in size whatever the room's size
+    standings: Standings = field(default_factory=Standings)
     # During a reveal, the crowd's verdict on the question shown: the reveal's crowd check judges this one.
     crowd: machine.CrowdVerdict | None = None
     # ... and the answers per option in the round's order (the snapshot's is in the room's), which it records.
@@ -37,22 +59,76 @@ class Picture:
 
 
 def room_snapshot(*, room_id: int) -> dict:
-    return room_picture(room_id=room_id).snapshot
+    """The host's full picture: the common part, every player and (at a reveal) every result."""
+    picture = room_picture(room_id=room_id)
+    return host_frame(picture.snapshot, picture.standings)
+
+
+def host_frame(common: dict, standings: Standings) -> dict:
+    """The host's frame: it grows with the room, and is sent at a bounded rate (lobby changes are coalesced)."""
+    frame = dict(common)
+    frame["players"] = [
+        {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
+        for player_id, (nickname, score, rank) in standings.players.items()
+    ]
+    frame[EXTRA_TIME] = {str(player_id): percent for player_id, percent in standings.extra_time.items()}
+    frame[TIME_REQUESTS] = list(standings.time_requests)
+    if "reveal" in frame and standings.results is not None:
+        frame["reveal"] = {
+            **frame["reveal"],
+            "results": {
+                str(player_id): {"option": option, "correct": correct, "points": points}
+                for player_id, (option, correct, points) in standings.results.items()
+            },
+        }
+    return frame
+
+
+def player_frame(common: dict, standings: Standings, *, player_id: int, answered: dict[int, int]) -> dict | None:
+    """A player's frame: the common part and their own line (`you`, with their own time: who else has extra
+    time is the host's to know); None if they are no longer in the room. Its size does not depend on how many
+    play."""
+    line = standings.players.get(player_id)
+    if line is None:
+        return None
+    nickname, score, rank = line
+    index = common["question_index"]
+    frame = dict(common)
+    you = {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
+    you.update(answered=index in answered, option=answered.get(index))
+    if "reveal" in common:
+        result = (standings.results or {}).get(player_id)
+        you["result"] = None if result is None else {"option": result[0], "correct": result[1], "points": result[2]}
+    you.update(
+        _own_time(
+            common,
+            percent=standings.extra_time.get(player_id, 100),
+            asks_more_time=player_id in standings.time_requests,
+        )
+    )
+    frame["you"] = you
+    return frame
 
 
 def room_picture(*, room_id: int) -> Picture:
-    """The snapshot, built for every broadcast and every (re)join: three or four queries, rows as tuples, not
-    model objects. Its CPU time holds the GIL while the server's event loop waits to fan out
-    (bench/game_path.py)."""
+    """The picture, built once per broadcast in the sending process and once per change in each other process
+    (lobby/standings.py): three or four queries, rows as tuples, not model objects. Its CPU time holds the GIL
+    while the server's event loop waits to fan out (bench/game_path.py). Ranks: one sort, O(N log N)."""
     room = Room.objects.filter(pk=room_id).values(*_ROOM_FIELDS).get()
+    # In join order (the host's lobby shows the newest last); id is the primary key, so no plan needs statistics.
     rows = list(
-        Player.objects.filter(room_id=room_id, removed=False).values_list(
-            "id", "nickname", "score", "time_percent", "asks_more_time"
-        )
+        Player.objects.filter(room_id=room_id, removed=False)
+        .order_by("pk")
+        .values_list("id", "nickname", "score", "time_percent", "asks_more_time")
     )
-    players = [(player_id, nickname, score) for player_id, nickname, score, _, _ in rows]
-    ranks = machine.rank([(player_id, score) for player_id, _, score in players])
+    ranks = machine.rank([(player_id, score) for player_id, _, score, _, _ in rows])
+    lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _ in rows}
+    top = sorted(lines.items(), key=lambda item: (item[1][2], item[0]))[:TOP_PLACES]
     closing_percent = max((percent for _, _, _, percent, _ in rows), default=100)
+    # For the host only (a player's frame carries its own entry, see `player_frame`): who has extra time (only
+    # those above x1) and who asked for it when joining.
+    extra_time = {player_id: percent for player_id, _, _, percent, _ in rows if percent != 100}
+    time_requests = tuple(player_id for player_id, _, _, _, asks in rows if asks)
     phase, index = room["phase"], room["question_index"]
     snapshot: dict = {
         "type": "state",
@@ -67,16 +143,13 @@ def room_picture(*, room_id: int) -> Picture:
         "timer_seconds": room["timer_seconds"],
         "locked": room["locked"],
         "no_speed_bonus": room["no_speed_bonus"],
-        "players": [
-            {"id": player_id, "nickname": nickname, "score": score, "rank": ranks[player_id]}
-            for player_id, nickname, score in players
+        "player_count": len(rows),
+        "top": [
+            {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
+            for player_id, (nickname, score, rank) in top
         ],
         # Questions taken out of the scores after review (their points no longer count).
         "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
-        # For the host only (a player's connection keeps its own entry, see `personal_time`): who has extra
-        # time (player id -> percent, only those above x1) and who asked for it when joining.
-        EXTRA_TIME: {str(player_id): percent for player_id, _, _, percent, _ in rows if percent != 100},
-        TIME_REQUESTS: [player_id for player_id, _, _, _, asks in rows if asks],
     }
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
@@ -84,7 +157,7 @@ def room_picture(*, room_id: int) -> Picture:
         order = machine.option_order(seed=room["option_seed"], question_index=index, option_count=question.option_count)
         shown_options = [question.options[original] for original in order]
         snapshot["question"] = {"index": index, "text": question.text, "options": shown_options}
-        # One query for the count, the distribution and the results: at most 20 rows.
+        # One query for the count, the distribution and the results: one row per player who answered.
         answers = list(
             Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)
             .order_by("pk")
@@ -92,7 +165,8 @@ def room_picture(*, room_id: int) -> Picture:
         )
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION:
-            # Everyone's time at x1 (the host's countdown): the room's deadline is the last extended one.
+            # Everyone's time at x1 (the host's countdown; a player's own is in their `you`): the room's deadline
+            # is the last extended one.
             offset = machine.own_deadline_offset_ms(
                 timer_ms=room["timer_seconds"] * 1000, time_percent=100, closing_percent=closing_percent
             )
@@ -113,13 +187,14 @@ def room_picture(*, room_id: int) -> Picture:
                 "explanation": question.explanation,
                 "source": question.source,
                 "distribution": [distribution[original] for original in order],
-                "results": {
-                    str(player_id): {"option": _shown(order, option), "correct": correct, "points": points}
-                    for player_id, option, correct, points in answers
-                },
             }
-            return Picture(snapshot=snapshot, crowd=crowd, distribution=distribution)
-    return Picture(snapshot=snapshot, crowd=crowd)
+            results = {
+                player_id: (_shown(order, option), correct, points) for player_id, option, correct, points in answers
+            }
+            standings = Standings(players=lines, results=results, extra_time=extra_time, time_requests=time_requests)
+            return Picture(snapshot=snapshot, standings=standings, crowd=crowd, distribution=distribution)
+    standings = Standings(players=lines, extra_time=extra_time, time_requests=time_requests)
+    return Picture(snapshot=snapshot, standings=standings, crowd=crowd)
 
 
 EXTRA_TIME = "extra_time"
@@ -127,10 +202,18 @@ TIME_REQUESTS = "time_requests"
 
 
 def personal_time(snapshot: dict, *, player_id: int) -> dict:
-    """What one player's frames carry of the host-only extra-time fields: their own time (percent of the timer),
-    whether their request is pending and, during a question, their own remaining time. No database."""
-    percent = snapshot.get(EXTRA_TIME, {}).get(str(player_id), 100)
-    mine = {"time_percent": percent, "asks_more_time": player_id in snapshot.get(TIME_REQUESTS, ())}
+    """What one player's frames carry of the host-only extra-time fields, read from a host frame: their own time
+    (percent of the timer), whether their request is pending and, during a question, their own remaining time.
+    No database."""
+    return _own_time(
+        snapshot,
+        percent=snapshot.get(EXTRA_TIME, {}).get(str(player_id), 100),
+        asks_more_time=player_id in snapshot.get(TIME_REQUESTS, ()),
+    )
+
+
+def _own_time(snapshot: dict, *, percent: int, asks_more_time: bool) -> dict:
+    mine = {"time_percent": percent, "asks_more_time": asks_more_time}
     if "remaining_ms" in snapshot:
         extra = machine.time_window_ms(timer_ms=snapshot["timer_seconds"] * 1000, time_percent=percent) - (
             snapshot["timer_seconds"] * 1000

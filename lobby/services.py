@@ -184,6 +184,7 @@ def clean_nickname(raw: object) -> tuple[str, str]:
 class Joined:
     player: Player
     token: str
+    seq: int = 0  # the room's seq with this player in it: any picture at least this new shows them
 
 
 def player_join(*, code: str, nickname: object, asks_more_time: bool = False) -> Joined:
@@ -206,7 +207,8 @@ def player_join(*, code: str, nickname: object, asks_more_time: bool = False) ->
             room=room, nickname=nickname, nickname_key=key, asks_more_time=asks_more_time is True
         )
         _bump(room.pk)
-    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk))
+    # The room's row was locked from the read to the bump: its seq is now exactly one more.
+    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk), seq=room.seq + 1)
 
 
 def player_resume(*, token: object, code: str) -> Player:
@@ -299,8 +301,9 @@ def room_set_locked(*, room_id: int, locked: bool) -> None:
 
 
 def _bump(room_id: int) -> None:
+    """A lobby-sized change (a join, a removal, the lock): its broadcast is coalesced with the others'."""
     Room.objects.filter(pk=room_id).update(seq=F("seq") + 1)
-    events.room_changed(room_id=room_id)
+    events.room_changed(room_id=room_id, coalesce=True)
 
 
 def _compare_and_set(room: Room, target: Position, **fields) -> bool:

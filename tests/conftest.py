@@ -1,3 +1,5 @@
+import uuid
+
 import pytest
 from channels.db import database_sync_to_async
 
@@ -75,6 +77,14 @@ def pytest_runtest_call(item):
         paths = ", ".join(comm.scope["path"] for comm in left)
         pytest.fail(f"{len(left)} WebSocket communicator(s) left open ({paths}): use `async with` or `sockets`")
     return result
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits(settings):
+    """Per-IP counters live in the cache, which outlives a test (and, with Redis, a test run). A fresh key prefix
+    per test starts them at zero without flushing a cache that other runs may share: every test's sockets come
+    from one address, and 20 rooms joined in 10 minutes (RATELIMIT_ROOMS_PER_10_MINUTES) is a few tests' worth."""
+    settings.RATELIMIT_KEY_PREFIX = f"ratelimit-test-{uuid.uuid4().hex}"
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,8 @@ let state = null;
 const ranksAtQuestion = new Map();
 const LEADERBOARD_PLACES = 5;
 const FINAL_PLACES = 10; // under the podium; the CSV has everyone
+// The lobby names the newest arrivals only: 2,000 chips would fill the projector and take seconds to draw.
+const LOBBY_NEWEST = 20; // two columns of ten fit the projector at 1366x768
 
 const socket = roomSocket(code, {
   onOpen: () => socket.send({ type: "host", token }),
@@ -148,14 +150,23 @@ function updateAnswered(message) {
 }
 
 function renderLobby(state) {
-  const n = state.players.length;
+  const n = state.player_count;
   $("player-count").textContent = n === 0 ? "No players yet" : plural(n, "player");
   $("lock-room").checked = state.locked;
   $("no-speed-bonus").checked = state.no_speed_bonus;
   $("start-btn").disabled = n === 0;
+  // The players come in join order: the newest last, shown first; a player waiting for an answer to "I need
+  // more time" stays listed (first) however many joined after them, so the host can answer.
+  const newest = state.players.slice(-LOBBY_NEWEST).reverse();
+  const shownIds = new Set(newest.map((p) => p.id));
+  const waiting = state.players.filter((p) => state.time_requests.includes(p.id) && !shownIds.has(p.id));
+  const shown = [...waiting, ...newest];
+  const more = n - shown.length;
+  $("player-more").textContent = more > 0 ? `…and ${plural(more, "more player")}` : "";
+  $("player-more").hidden = more <= 0;
   keepingFocus(() =>
     $("player-list").replaceChildren(
-      ...state.players.map((p) => {
+      ...shown.map((p) => {
         const item = el("li");
         const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
         remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
@@ -181,7 +192,7 @@ function renderQuestion(state) {
   $("q-text").textContent = q.text;
   $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   $("answered-count").textContent = String(state.answered_count);
-  $("answered-total").textContent = String(state.players.length);
+  $("answered-total").textContent = String(state.player_count);
   if (!ranksAtQuestion.has(state.question_index)) {
     ranksAtQuestion.set(state.question_index, new Map(state.players.map((p) => [p.id, p.rank])));
   }

@@ -6,6 +6,9 @@
 
 const FIRST_RETRY_MS = 500;
 const LAST_RETRY_MS = 8000;
+// The server closes a socket that has not said who it is in time (lobby/idle.py): the page is idle (a join form
+// nobody has filled in yet), so it reconnects only when it next has something to send.
+const IDLE_CLOSE_CODE = 4408;
 
 export class LiveSocket {
   /**
@@ -28,6 +31,8 @@ export class LiveSocket {
     this.seq = options.seq ?? -1;
     this.attempt = 0;
     this.stopped = false;
+    this.dormant = false;
+    this.pending = [];
     this.connect();
     this.scheduleSync();
   }
@@ -35,10 +40,12 @@ export class LiveSocket {
   connect() {
     const ws = new WebSocket(this.url);
     this.ws = ws;
+    this.dormant = false;
     ws.addEventListener("open", () => {
       this.attempt = 0;
       this.options.onStatus("");
       this.options.onOpen?.(this);
+      for (const message of this.pending.splice(0)) this.send(message);
     });
     ws.addEventListener("message", (event) => {
       let message;
@@ -49,8 +56,12 @@ export class LiveSocket {
       }
       this.deliver(message);
     });
-    ws.addEventListener("close", () => {
+    ws.addEventListener("close", (event) => {
       if (this.stopped) return;
+      if (event.code === IDLE_CLOSE_CODE) {
+        this.dormant = true;
+        return;
+      }
       this.options.onStatus(this.options.lostText ?? gettext("Connection lost — reconnecting…"));
       // Jittered, so a room's phones do not all come back in the same millisecond after a restart.
       const delay = Math.min(FIRST_RETRY_MS * 2 ** this.attempt, LAST_RETRY_MS) * (0.5 + Math.random() / 2);
@@ -89,7 +100,13 @@ export class LiveSocket {
     return this.ws?.readyState === WebSocket.OPEN;
   }
 
+  // False when the message could not be sent. A dormant socket (closed for idling) reconnects and sends it then.
   send(message) {
+    if (this.dormant) {
+      this.pending.push(message);
+      this.connect();
+      return true;
+    }
     if (!this.isOpen()) return false;
     this.ws.send(JSON.stringify(message));
     return true;

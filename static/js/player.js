@@ -97,13 +97,13 @@ function answer(index) {
 
 const renderPhase = phaseRenderer({
   lobby: (state) => {
-    $("lobby-count").textContent = `${plural(state.players.length, "player")} in the game.`;
+    $("lobby-count").textContent = `${plural(state.player_count, "player")} in the game.`;
     $("no-speed-note").hidden = !state.no_speed_bonus;
   },
   question: renderQuestion,
   reveal: renderReveal,
   leaderboard: (state) => {
-    $("lb-rank").textContent = `You are #${state.you.rank} of ${state.players.length}`;
+    $("lb-rank").textContent = `You are #${state.you.rank} of ${state.player_count}`;
     $("lb-score").textContent = `${state.you.score} points`;
   },
   finished: renderFinished,
@@ -162,7 +162,7 @@ function renderLockedIn() {
 function renderReveal(state) {
   const reveal = state.reveal;
   const you = state.you;
-  const mine = reveal.results[String(you.id)];
+  const mine = you.result; // the server sends each player their own result, not the room's
   const voided = state.voided.includes(state.question_index);
   const verdict = $("verdict");
   if (voided) {
@@ -192,7 +192,7 @@ function renderReveal(state) {
   $("r-points").textContent = `+${points}`;
   $("r-total").textContent = String(you.score);
   $("r-rank").textContent = `#${you.rank}`;
-  $("r-rank-of").textContent = `of ${state.players.length}`;
+  $("r-rank-of").textContent = `of ${state.player_count}`;
   $("r-text").textContent = state.question.text;
   $("r-answer").textContent = `${LETTERS[reveal.correct_index]} — ${state.question.options[reveal.correct_index]}`;
   $("r-explanation").textContent = reveal.explanation;
@@ -205,10 +205,10 @@ function renderReveal(state) {
 // The podium as the room saw it, and where this player finished.
 function renderFinished(state) {
   const you = state.you;
-  $("final-rank").textContent = `You finished #${you.rank} of ${state.players.length} with ${you.score} points.`;
-  const ranked = [...state.players].sort((a, b) => a.rank - b.rank);
-  const rows = ranked.slice(0, 3);
-  if (!rows.some((p) => p.id === you.id)) rows.push(ranked.find((p) => p.id === you.id) || you);
+  $("final-rank").textContent = `You finished #${you.rank} of ${state.player_count} with ${you.score} points.`;
+  // The room's top places come with every state; this player's own line is `you`.
+  const rows = [...state.top].sort((a, b) => a.rank - b.rank).slice(0, 3);
+  if (!rows.some((p) => p.id === you.id)) rows.push(you);
   $("p-podium").replaceChildren(
     ...rows.map((p) => {
       const item = el("li", { className: p.id === you.id ? "me-row" : "" });

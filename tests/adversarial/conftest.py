@@ -1,17 +1,6 @@
-import uuid
-
-import pytest
-
 from tests.browser.conftest import browser, live_url  # noqa: F401
 
 from .fuzzing import FIGURES
-
-
-@pytest.fixture(autouse=True)
-def fresh_rate_limits(settings):
-    """Per-IP counters live in the cache, which outlives a test (and, with Redis, a test run). A fresh key prefix
-    per test starts them at zero without flushing a cache that other runs may share."""
-    settings.RATELIMIT_KEY_PREFIX = f"ratelimit-test-{uuid.uuid4().hex}"
 
 
 def pytest_terminal_summary(terminalreporter):

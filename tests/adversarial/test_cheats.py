@@ -95,7 +95,7 @@ async def test_answers_for_a_closed_or_a_future_question_are_refused(room, socke
     await ann.send(type="answer", question=0, option=CORRECT)  # past the deadline, before the clock closed it
     assert (await ann.error())["code"] == "too_late"
     reveal = await ann.state(phase="reveal")
-    assert reveal["reveal"]["results"] == {}
+    assert reveal["you"]["result"] is None and reveal["reveal"]["distribution"] == [0, 0, 0, 0]
     await ann.send(type="answer", question=0, option=CORRECT)  # after the reveal
     assert (await ann.error())["code"] == "too_late"
     assert await _db(lambda: Answer.objects.count()) == 0
@@ -125,7 +125,7 @@ async def test_a_player_cannot_answer_for_another_player_or_set_a_score(room, so
     assert (await victim.until(lambda m: m["type"] in ("answered", "error")))["type"] == "answered"
     reveal = await mallory.state(phase="reveal")
     assert reveal["you"]["score"] == 0
-    assert reveal["reveal"]["results"][str(me["player"]["id"])] == {"option": 0, "correct": False, "points": 0}
+    assert reveal["you"]["result"] == {"option": 0, "correct": False, "points": 0}
     await mallory.send(type="score", score=10_000)
     assert (await mallory.error())["code"] == "unknown_type"
     await mallory.send(type="report", question=0, text="x", score=10_000, player=victim_id)
@@ -200,7 +200,7 @@ async def test_a_removed_player_stays_out(room, sockets):
 
 
 async def test_the_room_cap_holds_under_50_simultaneous_joins(room, settings, sockets):
-    settings.RATELIMIT_JOINS_PER_IP = (1000, 60)
+    settings.RATELIMIT_ROOMS_JOINED_PER_IP = (1000, 60)
     assert settings.ROOM_MAX_PLAYERS == 20
     created = await room()
     code = created.room.code

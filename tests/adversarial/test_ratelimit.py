@@ -1,6 +1,7 @@
 """Rate limits: per connection (a token bucket, then a close for a flood), the 16 KB frame cap, and per client
 IP on joins and on room-code guesses, over WebSocket and HTTP."""
 
+import asyncio
 import os
 import threading
 
@@ -58,9 +59,9 @@ async def test_over_the_limit_a_message_gets_rate_limited_and_is_dropped_and_the
     created = await room()
     async with Client(created.room.code) as client:
         for _ in range(5):
-            await client.send(type="ping")
+            await client.send(type="sync")  # a message (before joining it is answered "not now")
         replies = [await client.recv() for _ in range(5)]
-        assert all(reply["type"] == "pong" for reply in replies)
+        assert all(reply["code"] == "not_now" for reply in replies)
         await client.send(type="join", nickname="Sixth")  # the 6th message: dropped, not joined
         reply = await client.recv()
         assert reply["type"] == "error" and reply["code"] == "rate_limited"
@@ -73,6 +74,7 @@ async def test_over_the_limit_a_message_gets_rate_limited_and_is_dropped_and_the
 
 async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_lives_on(room, settings, sockets):
     settings.WS_RATE_BURST = 5
+    settings.WS_PING_BURST = 5  # a flood of pings: the pings' own budget closes on a flood too
     settings.WS_RATE_FLOOD = 50
     created = await room()
     code = created.room.code
@@ -95,6 +97,47 @@ async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_l
     await bystander.__aexit__()
 
 
+async def test_a_client_that_pings_often_still_joins_and_gets_its_answer_accepted(room, settings, sockets):
+    """Pings have their own budget: a client pinging at the documented rate (WS_PING_PER_MINUTE, bursts of
+    WS_PING_BURST) never loses its join or its answer to them, however tight the message budget."""
+    settings.WS_RATE_BURST = 3
+    settings.WS_RATE_PER_MINUTE = 6
+    created = await room(timer_seconds=60)
+    code = created.room.code
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    pinger = await sockets.open(Client(code))
+    for _ in range(settings.WS_PING_BURST):
+        await pinger.send(type="ping")
+        assert (await pinger.recv())["type"] == "pong"
+    assert (await pinger.join("Pinger"))["type"] == "joined"
+    await host.send(type="start")
+    await pinger.state(phase="question", question_index=0)
+    for _ in range(5):  # then one a second, the documented rate: every one answered
+        await asyncio.sleep(1)
+        await pinger.send(type="ping")
+        assert (await pinger.until(lambda m: m["type"] in ("pong", "error")))["type"] == "pong"
+    await pinger.send(type="answer", question=0, option=1)
+    assert (await pinger.until(lambda m: m["type"] in ("answered", "error"))) == {
+        "type": "answered",
+        "question": 0,
+        "option": 1,
+    }
+
+
+async def test_pings_beyond_their_own_budget_are_dropped(room, settings):
+    settings.WS_PING_BURST = 3
+    created = await room()
+    async with Client(created.room.code) as client:
+        for _ in range(4):
+            await client.send(type="ping")
+        replies = [await client.recv() for _ in range(4)]
+        assert [r["type"] for r in replies] == ["pong"] * 3 + ["error"]
+        assert replies[3]["code"] == "rate_limited"
+        assert (await client.join("StillFine"))["type"] == "joined"  # the message budget is untouched
+
+
 async def test_frames_over_16_kb_are_refused_and_the_connection_survives(room, settings):
     assert settings.WS_MAX_MESSAGE_BYTES == 16 * 1024
     created = await room()
@@ -115,19 +158,21 @@ async def test_frames_over_16_kb_are_refused_and_the_connection_survives(room, s
         assert (await client.join("StillHere"))["type"] == "joined"
 
 
-async def test_joins_are_limited_per_client_ip(room, settings, sockets):
-    settings.RATELIMIT_JOINS_PER_IP = (3, 60)
-    created = await room()
-    code = created.room.code
+async def test_joins_across_many_rooms_are_limited_per_client_ip(room, settings, sockets):
+    settings.RATELIMIT_ROOMS_JOINED_PER_IP = (3, 60)
+    codes = [(await room()).room.code for _ in range(4)]
     clients = []
-    for name in ["A", "B", "C"]:
-        client, _ = await joined_client(sockets, code, name, ip="198.51.100.1")
-        clients.append(client)
-    fourth = await sockets.open(Client(code, ip="198.51.100.1"))
+    for n, code in enumerate(codes[:3]):
+        for name in ("A", "B"):  # a second join into a room this address is in is not counted
+            client, _ = await joined_client(sockets, code, f"{name}{n}", ip="198.51.100.1")
+            clients.append(client)
+    fourth = await sockets.open(Client(codes[3], ip="198.51.100.1"))
     reply = await fourth.join("D")
     assert reply["code"] == "rate_limited" and "Wait a minute" in reply["message"]
-    other, _ = await joined_client(sockets, code, "E", ip="198.51.100.2")  # another network is not affected
-    for client in [*clients, fourth, other]:
+    assert (await fourth.join("D"))["code"] == "rate_limited"  # refused again, not let in by the first try
+    again, _ = await joined_client(sockets, codes[0], "C0", ip="198.51.100.1")  # rooms it is in still take it
+    other, _ = await joined_client(sockets, codes[3], "E", ip="198.51.100.2")  # another network is not affected
+    for client in [*clients, fourth, again, other]:
         await client.__aexit__()
 
 
@@ -196,13 +241,13 @@ def test_concurrent_hits_never_overshoot_the_limit(settings, backend):
     if backend == "redis" and not os.environ.get("REDIS_URL"):
         pytest.skip("set REDIS_URL to run against Redis")
     settings.CACHES = {"default": CACHE_BACKENDS[backend]}
-    settings.RATELIMIT_JOINS_PER_IP = (20, 60)
+    settings.RATELIMIT_ROOMS_JOINED_PER_IP = (20, 60)
     results = []
     start = threading.Barrier(60)
 
     def hit():
         start.wait()
-        results.append(ratelimit.ip_hit(limit=ratelimit.JOINS, ip="192.0.2.200"))
+        results.append(ratelimit.ip_hit(limit=ratelimit.ROOMS_JOINED, ip="192.0.2.200"))
 
     threads = [threading.Thread(target=hit) for _ in range(60)]
     for thread in threads:

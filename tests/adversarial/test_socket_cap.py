@@ -219,3 +219,25 @@ async def test_a_full_room_joins_from_one_address_under_the_default_limits(serve
     await late.send(type="join", nickname="Late")
     assert (await late.until(lambda m: m["type"] == "error"))["code"] == "room_full"
     await asyncio.gather(*(peer.close() for peer in [host, late, *players]))
+
+
+async def test_idle_sockets_from_one_address_hit_the_cap_and_free_their_places_at_the_join_timeout(settings, sockets):
+    """Sockets that never say who they are count toward the address's cap, and are closed at WS_JOIN_TIMEOUT."""
+    settings.REDIS_URL = ""
+    settings.WS_MAX_PER_IP = 5
+    settings.WS_JOIN_TIMEOUT = 0.6
+    idle = []
+    for _ in range(5):
+        comm = _socket(sockets)
+        assert (await comm.connect())[0]
+        idle.append(comm)
+    assert await _refused(_socket(sockets))
+    for comm in idle:
+        assert await comm.receive_output(3) == {
+            "type": "websocket.close",
+            "code": 4408,
+            "reason": "say who you are (join, resume or host) sooner",
+        }
+        await comm.disconnect()  # the client's side of the close handshake
+    again = _socket(sockets)
+    assert (await again.connect())[0] and await _pong(again)

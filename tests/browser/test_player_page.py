@@ -168,3 +168,24 @@ def test_the_servers_refusals_are_shown_to_the_player(live_url, browser, tmp_pat
     fourth = PlayerPage(browser, f"{live_url}/play/{code}/")
     expect(fourth.page.get_by_role("alert")).to_have_text(re.compile("^Too many connections from your network"))
     expect(fourth.page.locator("#conn-status")).to_have_text("Connection lost — reconnecting…")
+
+
+def test_a_join_form_left_idle_past_the_join_timeout_still_joins(live_url, browser, tmp_path, settings):
+    """The server closes a socket that has not joined in time; the page waits quietly and reconnects to join."""
+    settings.WS_JOIN_TIMEOUT = 1
+    host, code = host_a_room(browser, live_url, tmp_path)
+    page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
+    opened, closed, errors = [], [], []
+    page.on("websocket", lambda ws: (opened.append(ws), ws.on("close", lambda _: closed.append(ws))))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_url}/play/{code}/")
+    expect(page.locator("#phase-join")).to_be_visible()
+    page.wait_for_timeout(2500)  # someone thinking of a nickname
+    # The idle socket was closed, and the page did not open another one to idle again.
+    assert len(opened) == 1 and closed == opened
+    expect(page.locator("#conn-status")).to_have_text("")  # no "reconnecting" for an idle page
+    page.get_by_label("Your nickname").fill("Slow")
+    page.get_by_role("button", name="Join").click()
+    expect(page.get_by_text("You're in!")).to_be_visible()
+    expect(host.get_by_text("Slow")).to_be_visible()
+    assert len(opened) == 2 and errors == []

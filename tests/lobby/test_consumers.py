@@ -108,7 +108,7 @@ async def test_answer_double_answer_and_late_answer(room, sockets, game_clock):
         assert (await ben.error())["code"] == "too_late"
         reveal = await ben.state(phase="reveal")
         assert reveal["you"]["answered"] is False
-        assert str(reveal["you"]["id"]) not in reveal["reveal"]["results"]
+        assert reveal["you"]["result"] is None
         assert reveal["reveal"]["distribution"] == [0, 1, 0, 0]
         await ann.__aexit__()
         await ben.__aexit__()

@@ -99,8 +99,64 @@ async def test_redis_restarted_mid_game_the_game_continues_where_it_was(make_roo
         await host.send(type="next", phase="reveal", index=0)
         await ann.state(phase="leaderboard", question_index=0, timeout=15)
         leaderboard = await ben.state(phase="leaderboard", question_index=0, timeout=15)
-        assert {p["nickname"] for p in leaderboard["players"] if p["score"] >= 500} == {"Ann", "Ben"}
+        assert {p["nickname"] for p in leaderboard["top"] if p["score"] >= 500} == {"Ann", "Ben"}
         for peer in (host, ann, ben):
+            await peer.close()
+    finally:
+        for server in servers:
+            server.stop()
+        redis.stop()
+
+
+@needs_redis
+async def test_after_a_redis_outage_every_player_sees_the_current_phase_within_a_second(make_room, tmp_path):
+    """Redis stops for 2 s while the host moves the game on: every broadcast of those 2 s fails. Within a second
+    of Redis being back everyone, on either process, sees the question that opened meanwhile; the answer given
+    during the outage is kept, and the question gives its full time from when it was shown (no answer refused
+    as too late for time the outage took)."""
+    redis = start_redis()
+    env = {"REDIS_URL": f"redis://127.0.0.1:{redis.port}/0"}
+    servers = [start_asgi(f"asgi-{n}", log_path=tmp_path / f"asgi-{n}.log", env=env) for n in (1, 2)]
+    try:
+        timer = 10
+        created = await sync_to_async(make_room)(timer_seconds=timer)
+        host, (ann, ada) = await _lobby(servers[0].ws_base, created, ["Ann", "Ada"])
+        _, (ben, bea) = await _lobby(servers[1].ws_base, created, ["Ben", "Bea"])
+        players = [ann, ada, ben, bea]
+        await host.send(type="start")
+        for peer in players:
+            await peer.state(phase="question", question_index=0)
+
+        redis.kill()
+        await ann.send(type="answer", question=0, option=1)
+        assert (await ann.until(lambda m: m["type"] in ("answered", "error")))["type"] == "answered"
+        await host.send(type="close", phase="question", index=0)
+        await asyncio.sleep(0.3)
+        await host.send(type="next", phase="reveal", index=0)
+        await asyncio.sleep(0.3)
+        await host.send(type="next", phase="leaderboard", index=0)  # question 1 opens while nobody hears of it
+        await asyncio.sleep(2 - 0.6)
+        redis = start_redis(redis.port)
+        back = asyncio.get_running_loop().time()
+
+        async def shown(peer):
+            state = await peer.state(phase="question", question_index=1, timeout=5)
+            return asyncio.get_running_loop().time() - back, state
+
+        seen = await asyncio.gather(*(shown(peer) for peer in [host, *players]))
+        assert max(delay for delay, _ in seen) < 1.0, [round(delay, 2) for delay, _ in seen]
+
+        async def answer_late(peer, option):
+            # At the end of the time the player was shown, less a margin: inside the question's own time.
+            await asyncio.sleep(timer - 1.5)
+            await peer.send(type="answer", question=1, option=option)
+            return await peer.until(lambda m: m["type"] in ("answered", "error") and m.get("question", 1) == 1)
+
+        replies = await asyncio.gather(*(answer_late(peer, n % 2) for n, peer in enumerate(players)))
+        assert [reply["type"] for reply in replies] == ["answered"] * 4, replies
+        stored = await sync_to_async(lambda: sorted(Answer.objects.values_list("question_index", "player__nickname")))()
+        assert stored == [(0, "Ann"), (1, "Ada"), (1, "Ann"), (1, "Bea"), (1, "Ben")]
+        for peer in (host, *players):
             await peer.close()
     finally:
         for server in servers:

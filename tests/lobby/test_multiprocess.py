@@ -54,18 +54,27 @@ async def test_a_round_across_two_processes_closes_each_question_once_and_scores
         for n, peer in enumerate(peers):
             await peer.send(type="answer", question=index, option=(n + index) % 3)
         reveals = [await peer.state(phase="reveal", question_index=index) for peer in [host, *peers]]
-        # Everyone, on either process, sees the same reveal with every answer counted.
-        assert all(r["reveal"]["results"] == reveals[0]["reveal"]["results"] for r in reveals)
-        assert len(reveals[0]["reveal"]["results"]) == 4
+        # Everyone, on either process, sees the same reveal with every answer counted: the host every result,
+        # each player their own one, the same as the host's.
+        results = reveals[0]["reveal"]["results"]
+        assert len(results) == 4
+        for r in reveals[1:]:
+            assert r["you"]["result"] == results[str(r["you"]["id"])]
+            assert r["reveal"] == {k: v for k, v in reveals[0]["reveal"].items() if k != "results"}
+            assert r["top"] == reveals[0]["top"]
         await host.send(type="next", phase="reveal", index=index)
         await host.state(phase="leaderboard", question_index=index)
         await host.send(type="next", phase="leaderboard", index=index)
     finals = [await peer.state(phase="finished") for peer in [host, *peers]]
-    boards = [{p["nickname"]: p["score"] for p in final["players"]} for final in finals]
-    assert all(board == boards[0] for board in boards)
+    # The same standings on either process: the host's full board, each player's own line and the top places.
+    board = {p["nickname"]: (p["score"], p["rank"]) for p in finals[0]["players"]}
+    for final in finals[1:]:
+        assert (final["you"]["score"], final["you"]["rank"]) == board[final["you"]["nickname"]]
+        assert {p["nickname"]: (p["score"], p["rank"]) for p in final["top"]}.items() <= board.items()
+        assert final["top"] == finals[1]["top"]
     scores, points = await sync_to_async(_db_scores)(created.room.pk)
     # A question closed twice would have added its points twice.
-    assert scores == points == boards[0]
+    assert scores == points == {nickname: score for nickname, (score, _) in board.items()}
     assert sum(scores.values()) > 0
     for peer in [host, *peers]:
         await peer.close()
@@ -108,3 +117,45 @@ async def test_killing_a_process_mid_question_loses_no_answer_and_its_players_ca
     assert room.phase == "reveal"
     for peer in [host, *live]:
         await peer.close()
+
+
+BIG_ROOM = 150
+
+
+async def test_one_big_room_split_across_two_processes_sees_the_same_question_and_standings(tmp_path, make_room):
+    """150 players, half on each process (ROOM_MAX_PLAYERS raised): each process reads the standings itself,
+    and every player still sees the same question, their own result as the host has it, and the same top."""
+    env = {"ROOM_MAX_PLAYERS": str(BIG_ROOM), "WS_MAX_PER_IP": str(BIG_ROOM + 20)}
+    servers = [start_asgi(f"big-{n}", log_path=tmp_path / f"big-{n}.log", env=env) for n in (1, 2)]
+    try:
+        created = await sync_to_async(make_room)(timer_seconds=30)
+        code = created.room.code
+        host = await Peer(servers[0].ws_base, code).open()
+        await host.send(type="host", token=created.host_token)
+        await host.state(phase="lobby")
+        peers = []
+        for n in range(BIG_ROOM):
+            peer = await Peer(servers[n % 2].ws_base, code).open()
+            await peer.send(type="join", nickname=f"P{n}")
+            assert (await peer.until(lambda m: m["type"] in ("joined", "error")))["type"] == "joined"
+            peers.append(peer)
+        await host.until(lambda m: m["type"] == "state" and m["player_count"] == BIG_ROOM, timeout=30)
+        await host.send(type="start", phase="lobby", index=-1)
+        questions = [await peer.state(phase="question", question_index=0, timeout=30) for peer in peers]
+        assert all(q["question"] == questions[0]["question"] and q["seq"] == questions[0]["seq"] for q in questions)
+        for n, peer in enumerate(peers):
+            await peer.send(type="answer", question=0, option=n % 3)
+        reveals = [await peer.state(phase="reveal", question_index=0, timeout=30) for peer in peers]
+        shown = await host.state(phase="reveal", question_index=0, timeout=30)
+        assert len(shown["reveal"]["results"]) == BIG_ROOM and shown["answered_count"] == BIG_ROOM
+        board = {str(p["id"]): (p["score"], p["rank"]) for p in shown["players"]}
+        for reveal in reveals:
+            you = reveal["you"]
+            assert you["result"] == shown["reveal"]["results"][str(you["id"])]
+            assert (you["score"], you["rank"]) == board[str(you["id"])]
+            assert reveal["top"] == shown["top"] and reveal["reveal"]["distribution"] == shown["reveal"]["distribution"]
+        for peer in [host, *peers]:
+            await peer.close()
+    finally:
+        for server in servers:
+            server.stop()

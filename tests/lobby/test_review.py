@@ -318,5 +318,5 @@ async def test_a_connected_player_receives_the_corrected_leaderboard(make_room):
         await database_sync_to_async(label_and_void)()
         after = await phone.until(lambda m: m["type"] == "state" and m.get("voided") == [1])
         assert after["you"]["score"] == 1000
-        assert {p["nickname"]: p["score"] for p in after["players"]} == {"Ann": 2100, "Bo": 1000}
+        assert {p["nickname"]: p["score"] for p in after["top"]} == {"Ann": 2100, "Bo": 1000}
         assert after["seq"] > before["seq"]

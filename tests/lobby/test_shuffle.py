@@ -133,5 +133,5 @@ async def test_over_the_socket_a_player_names_and_gets_back_options_in_the_rooms
     await host.send(type="close")
     reveal = await ann.state(phase="reveal")
     assert reveal["reveal"]["correct_index"] == right
-    mine = reveal["reveal"]["results"][str(joined["player"]["id"])]
+    mine = reveal["you"]["result"]
     assert mine["option"] == right and mine["correct"] and mine["points"] > 0

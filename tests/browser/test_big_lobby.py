@@ -1,0 +1,43 @@
+"""The host's lobby with 300 players: the count and the newest names, not 300 chips."""
+
+import re
+import threading
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from lobby import services
+from tests.browser.test_game import ROUND_CSV
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def test_the_host_lobby_of_300_shows_the_count_and_the_newest_names(live_url, browser, tmp_path, settings):
+    settings.ROOM_MAX_PLAYERS = 300
+    host = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    host.goto(f"{live_url}/rounds/import/")
+    host.get_by_label("Round title").fill("Assembly round")
+    csv_file = tmp_path / "round.csv"
+    csv_file.write_text(ROUND_CSV)
+    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_role("button", name="Import").click()
+    host.get_by_role("link", name="Play this round").click()
+    host.get_by_role("button", name="Create room").click()
+    expect(host).to_have_url(re.compile(r"/host/[A-Z2-9]{6}/$"))
+    code = host.url.rstrip("/").rsplit("/", 1)[1]
+
+    def join_all():  # in a thread: Playwright's sync API runs an event loop in this one
+        for n in range(300):
+            services.player_join(code=code, nickname=f"Student {n + 1}")
+
+    joining = threading.Thread(target=join_all)
+    joining.start()
+    joining.join()
+    expect(host.locator("#player-count")).to_have_text("300 players", timeout=15000)
+    chips = host.locator("#player-list li")
+    expect(chips).to_have_count(20)
+    expect(chips.first).to_contain_text("Student 300")  # the newest first
+    expect(host.locator("#player-more")).to_have_text("…and 280 more players")
+    expect(host.get_by_role("button", name="Remove Student 300")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    host.screenshot(path=str(ARTIFACTS / "host-lobby-300.png"), full_page=True)

@@ -1,0 +1,51 @@
+"""A room socket that does not say who it is within WS_JOIN_TIMEOUT is closed; one that does is kept."""
+
+import asyncio
+
+import pytest
+
+from tests.support.communicator import Client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_socket_that_never_joins_is_closed_after_the_timeout(room, settings, sockets):
+    settings.WS_JOIN_TIMEOUT = 0.5
+    created = await room()
+    idle = await sockets.open(Client(created.room.code))
+    await idle.send(type="ping")  # talking is not saying who you are
+    assert (await idle.recv())["type"] == "pong"
+    closed = await idle.recv(timeout=3)
+    assert closed == {"type": "closed", "code": 4408}
+
+
+async def test_joined_players_and_hosts_are_kept_past_the_timeout(room, settings, sockets):
+    settings.WS_JOIN_TIMEOUT = 0.5
+    created = await room()
+    code = created.room.code
+    player, _ = await sockets.join(code, "Ada")
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    await asyncio.sleep(1.2)
+    for peer in (player, host):
+        await peer.send(type="ping")
+        assert (await peer.until(lambda m: m["type"] in ("pong", "closed")))["type"] == "pong"
+
+
+async def test_a_refused_join_gives_the_socket_a_new_window(room, settings, sockets):
+    """A person whose nickname was taken is still there, typing another one."""
+    settings.WS_JOIN_TIMEOUT = 0.8
+    created = await room()
+    code = created.room.code
+    await sockets.join(code, "Ada")
+    typist = await sockets.open(Client(code))
+    await asyncio.sleep(0.5)
+    await typist.send(type="join", nickname="Ada")
+    assert (await typist.until(lambda m: m["type"] == "error"))["code"] == "nickname_taken"
+    await asyncio.sleep(0.5)  # 1 s since it opened: past the first window, inside the second
+    await typist.send(type="join", nickname="Ada2")
+    assert (await typist.until(lambda m: m["type"] in ("joined", "closed")))["type"] == "joined"
+    await asyncio.sleep(1)
+    await typist.send(type="ping")
+    assert (await typist.until(lambda m: m["type"] in ("pong", "closed")))["type"] == "pong"
