@@ -1,5 +1,5 @@
 import { Countdown, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
-import { $, el, phaseRenderer, plural, showError } from "./ui.js";
+import { $, el, phaseRenderer, showError } from "./ui.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -39,7 +39,7 @@ $("void-btn").addEventListener("click", (event) => {
   const button = event.currentTarget;
   if (button.dataset.armed !== String(state.question_index)) {
     button.dataset.armed = String(state.question_index);
-    button.textContent = "Confirm: void it (no points for anyone)";
+    button.textContent = gettext("Confirm: void it (no points for anyone)");
     return;
   }
   socket.send({ type: "void", index: state.question_index });
@@ -109,7 +109,7 @@ function toggleFullscreen() {
 fullscreenButton.addEventListener("click", toggleFullscreen);
 fullscreenButton.hidden = !document.fullscreenEnabled;
 document.addEventListener("fullscreenchange", () => {
-  fullscreenButton.textContent = document.fullscreenElement ? "Leave full screen" : "Full screen";
+  fullscreenButton.textContent = document.fullscreenElement ? gettext("Leave full screen") : gettext("Full screen");
 });
 
 // The host's keys: Space (or Enter, or the right arrow) moves the game on, as the phase's main button does;
@@ -151,7 +151,7 @@ function updateAnswered(message) {
 
 function renderLobby(state) {
   const n = state.player_count;
-  $("player-count").textContent = n === 0 ? "No players yet" : plural(n, "player");
+  $("player-count").textContent = n === 0 ? gettext("No players yet") : interpolate(ngettext("%s player", "%s players", n), [n]);
   $("lock-room").checked = state.locked;
   $("no-speed-bonus").checked = state.no_speed_bonus;
   $("start-btn").disabled = n === 0;
@@ -162,13 +162,17 @@ function renderLobby(state) {
   const waiting = state.players.filter((p) => state.time_requests.includes(p.id) && !shownIds.has(p.id));
   const shown = [...waiting, ...newest];
   const more = n - shown.length;
-  $("player-more").textContent = more > 0 ? `…and ${plural(more, "more player")}` : "";
+  $("player-more").textContent = more > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", more), [more]) : "";
   $("player-more").hidden = more <= 0;
   keepingFocus(() =>
     $("player-list").replaceChildren(
       ...shown.map((p) => {
         const item = el("li");
-        const remove = el("button", { text: "Remove", className: "btn btn-small", attrs: { type: "button", "aria-label": `Remove ${p.nickname}` } });
+        const remove = el("button", {
+          text: gettext("Remove"),
+          className: "btn btn-small",
+          attrs: { type: "button", "aria-label": interpolate(gettext("Remove %s"), [p.nickname]) },
+        });
         remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
         item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p), remove);
         return item;
@@ -216,27 +220,27 @@ function renderReveal(state) {
       bar.style.setProperty("--share", String(count / total));
       if (i === reveal.correct_index) {
         item.classList.add("correct");
-        item.append(el("span", { text: "✔ Correct", className: "correct-mark" }));
+        item.append(el("span", { text: gettext("✔ Correct"), className: "correct-mark" }));
       } else item.classList.add("wrong");
-      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": plural(count, "answer") } }));
+      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": interpolate(ngettext("%s answer", "%s answers", count), [count]) } }));
       return item;
     }),
   );
   $("r-explanation").textContent = reveal.explanation;
   $("phase-reveal").dataset.explanation = reveal.explanation.length + reveal.source.length > 240 ? "long" : "";
-  $("r-source").textContent = reveal.source ? `Source: ${reveal.source}` : "";
+  $("r-source").textContent = reveal.source ? interpolate(gettext("Source: %s"), [reveal.source]) : "";
   const voided = state.voided.includes(state.question_index);
   $("crowd-marker").hidden = !reveal.crowd_disagrees || voided;
   $("voided-note").hidden = !voided;
   const voidButton = $("void-btn");
   voidButton.hidden = voided;
-  if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = "Void this question";
+  if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = gettext("Void this question");
 }
 
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
   renderBoard($("leaderboard"), state.players, { limit: LEADERBOARD_PLACES, ranksBefore });
-  $("next-btn").textContent = state.question_index + 1 < state.question_count ? "Next question" : "Final results";
+  $("next-btn").textContent = state.question_index + 1 < state.question_count ? gettext("Next question") : gettext("Final results");
 }
 
 function renderFinished(state) {
@@ -246,7 +250,7 @@ function renderFinished(state) {
       // Tied players share a rank; the podium's steps are the first three rows.
       const item = el("li", { className: `podium-${i + 1}` });
       item.append(
-        el("span", { text: String(p.rank), className: "place", attrs: { "aria-label": `${ordinal(p.rank)} place` } }),
+        el("span", { text: String(p.rank), className: "place", attrs: { "aria-label": interpolate(gettext("%s place"), [ordinal(p.rank)]) } }),
         el("span", { text: p.nickname, className: "nick" }),
         el("span", { text: `${p.score} pts`, className: "score" }),
       );

@@ -1,5 +1,5 @@
 import { Countdown, LETTERS, optionContent, ordinal, progressText, roomSocket } from "./room.js";
-import { $, el, hideError, phaseRenderer, plural, showError, showPhase } from "./ui.js";
+import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 
 const root = $("player");
 const code = root.dataset.code;
@@ -47,8 +47,8 @@ function handle(message) {
 
 // What a player can do when the room will not take them.
 const JOIN_HINTS = {
-  room_full: "Ask the host to remove a player who has left, or to start a second game for the rest of you.",
-  room_locked: "Ask the host to unlock the room, then press Join again.",
+  room_full: gettext("Ask the host to remove a player who has left, or to start a second game for the rest of you."),
+  room_locked: gettext("Ask the host to unlock the room, then press Join again."),
 };
 
 function handleError(message) {
@@ -60,7 +60,7 @@ function handleError(message) {
     localStorage.removeItem(storageKey);
     if (message.code === "removed") {
       socket.stop();
-      $("gone-title").textContent = "You were removed from this game";
+      $("gone-title").textContent = gettext("You were removed from this game");
       $("gone-text").textContent = message.message;
       showPhase("gone");
       return;
@@ -73,8 +73,8 @@ function handleError(message) {
 $("join-form").addEventListener("submit", (event) => {
   event.preventDefault();
   const nickname = $("nickname").value.trim();
-  if (!nickname) return showError(errorBox, "Choose a nickname of 1 to 20 characters.");
-  if (!socket.send({ type: "join", nickname, more_time: $("more-time").checked })) showError(errorBox, "Not connected yet — try again in a moment.");
+  if (!nickname) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
+  if (!socket.send({ type: "join", nickname, more_time: $("more-time").checked })) showError(errorBox, gettext("Not connected yet — try again in a moment."));
 });
 
 $("report-form").addEventListener("submit", (event) => {
@@ -97,14 +97,17 @@ function answer(index) {
 
 const renderPhase = phaseRenderer({
   lobby: (state) => {
-    $("lobby-count").textContent = `${plural(state.player_count, "player")} in the game.`;
+    $("lobby-count").textContent = interpolate(
+      ngettext("%s player in the game.", "%s players in the game.", state.player_count),
+      [state.player_count],
+    );
     $("no-speed-note").hidden = !state.no_speed_bonus;
   },
   question: renderQuestion,
   reveal: renderReveal,
   leaderboard: (state) => {
-    $("lb-rank").textContent = `You are #${state.you.rank} of ${state.player_count}`;
-    $("lb-score").textContent = `${state.you.score} points`;
+    $("lb-rank").textContent = interpolate(gettext("You are #%(rank)s of %(count)s"), { rank: state.you.rank, count: state.player_count }, true);
+    $("lb-score").textContent = interpolate(ngettext("%s point", "%s points", state.you.score), [state.you.score]);
   },
   finished: renderFinished,
 });
@@ -156,7 +159,7 @@ function renderLockedIn() {
     button.classList.toggle("chosen", Boolean(answered) && Number(button.dataset.index) === state.you.option);
   }
   $("locked-in").hidden = !answered;
-  if (answered) $("locked-in").textContent = `Answer ${LETTERS[state.you.option]} locked in. Waiting for the others…`;
+  if (answered) $("locked-in").textContent = interpolate(gettext("Answer %s locked in. Waiting for the others…"), [LETTERS[state.you.option]]);
 }
 
 function renderReveal(state) {
@@ -166,16 +169,16 @@ function renderReveal(state) {
   const voided = state.voided.includes(state.question_index);
   const verdict = $("verdict");
   if (voided) {
-    verdict.textContent = "Voided by the host — no points for this question";
+    verdict.textContent = gettext("Voided by the host — no points for this question");
     verdict.className = "verdict missed";
   } else if (!mine) {
-    verdict.textContent = "No answer this time";
+    verdict.textContent = gettext("No answer this time");
     verdict.className = "verdict missed";
   } else if (mine.correct) {
-    verdict.textContent = `Correct! +${mine.points}`;
+    verdict.textContent = interpolate(gettext("Correct! +%s"), [mine.points]);
     verdict.className = "verdict right";
   } else {
-    verdict.textContent = "Not this time";
+    verdict.textContent = gettext("Not this time");
     verdict.className = "verdict wrong";
   }
   // The answer given, as it looked on the phone: its colour, shape and letter, marked right or wrong.
@@ -185,14 +188,14 @@ function renderReveal(state) {
   } else {
     const right = chosen === reveal.correct_index;
     const card = optionContent(el("div", { className: `option ${right ? "right" : "wrong"}` }), chosen, state.question.options[chosen]);
-    card.append(el("span", { text: right ? "✔ Right" : "✘ Wrong", className: "mark" }));
-    $("r-mine").replaceChildren(el("p", { text: "Your answer", className: "muted" }), card);
+    card.append(el("span", { text: right ? gettext("✔ Right") : gettext("✘ Wrong"), className: "mark" }));
+    $("r-mine").replaceChildren(el("p", { text: gettext("Your answer"), className: "muted" }), card);
   }
   const points = mine && !voided ? mine.points : 0;
   $("r-points").textContent = `+${points}`;
   $("r-total").textContent = String(you.score);
   $("r-rank").textContent = `#${you.rank}`;
-  $("r-rank-of").textContent = `of ${state.player_count}`;
+  $("r-rank-of").textContent = interpolate(gettext("of %s"), [state.player_count]);
   $("r-text").textContent = state.question.text;
   $("r-answer").textContent = `${LETTERS[reveal.correct_index]} — ${state.question.options[reveal.correct_index]}`;
   $("r-explanation").textContent = reveal.explanation;
@@ -205,7 +208,11 @@ function renderReveal(state) {
 // The podium as the room saw it, and where this player finished.
 function renderFinished(state) {
   const you = state.you;
-  $("final-rank").textContent = `You finished #${you.rank} of ${state.player_count} with ${you.score} points.`;
+  $("final-rank").textContent = interpolate(
+    ngettext("You finished #%(rank)s of %(count)s with %(score)s point.", "You finished #%(rank)s of %(count)s with %(score)s points.", you.score),
+    { rank: you.rank, count: state.player_count, score: you.score },
+    true,
+  );
   // The room's top places come with every state; this player's own line is `you`.
   const rows = [...state.top].sort((a, b) => a.rank - b.rank).slice(0, 3);
   if (!rows.some((p) => p.id === you.id)) rows.push(you);
@@ -214,8 +221,8 @@ function renderFinished(state) {
       const item = el("li", { className: p.id === you.id ? "me-row" : "" });
       item.append(
         el("span", { text: ordinal(p.rank), className: "place" }),
-        el("span", { text: p.id === you.id ? `${p.nickname} (you)` : p.nickname, className: "nick" }),
-        el("span", { text: `${p.score} pts`, className: "score" }),
+        el("span", { text: p.id === you.id ? interpolate(gettext("%s (you)"), [p.nickname]) : p.nickname, className: "nick" }),
+        el("span", { text: interpolate(gettext("%s pts"), [p.score]), className: "score" }),
       );
       return item;
     }),

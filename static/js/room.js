@@ -76,7 +76,7 @@ export class Countdown {
 }
 
 export function progressText(state) {
-  return `Question ${state.question_index + 1} of ${state.question_count}`;
+  return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count: state.question_count }, true);
 }
 
 // The leaderboard's first `limit` places. With the ranks before the last question (player id -> rank), each row
@@ -112,6 +112,8 @@ export function renderBoard(list, players, { limit = 10, ranksBefore = null } = 
 }
 
 export function ordinal(place) {
+  // German writes "1.", Spanish "1.º"; English's suffixes below.
+  if (!document.documentElement.lang.startsWith("en")) return interpolate(pgettext("ordinal number", "%s."), [place]);
   const tens = place % 100;
   if (tens >= 11 && tens <= 13) return `${place}th`;
   return `${place}${{ 1: "st", 2: "nd", 3: "rd" }[place % 10] || "th"}`;

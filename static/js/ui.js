@@ -12,11 +12,6 @@ export function el(tag, { text, className, attrs } = {}) {
   return node;
 }
 
-// "1 player", "3 players".
-export function plural(count, word) {
-  return `${count} ${word}${count === 1 ? "" : "s"}`;
-}
-
 // An error in the page's alert box; with hideAfterMs it goes away by itself.
 export function showError(box, text, { hideAfterMs } = {}) {
   box.textContent = text;
