@@ -26,6 +26,7 @@ from quiz.events import generation_changed
 from quiz.exceptions import QuizError
 from quiz.jobs import _broadcast, _heartbeat, _is_stale, _job_fail, generation_run_async
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
+from quiz.prompts import LANGUAGES
 from quiz.selectors import generation_snapshot
 from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
@@ -284,6 +285,7 @@ def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | No
                 options=tuple(question.options),
                 correct_index=question.correct_index,
                 explanation=question.explanation,
+                language=LANGUAGES.get(job.round.language, ""),
             ),
         )
         for question in questions

@@ -3,6 +3,7 @@
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_ip import client_ip_from_request, client_network
@@ -35,13 +36,19 @@ def _refused(response: HttpResponse, error: GenerationLimited) -> HttpResponse:
     return response
 
 
+def _page_language() -> str:
+    active = (translation.get_language() or "").split("-")[0]
+    return active if active in LANGUAGES else "en"
+
+
 class GenerateForm(forms.Form):
     topic = forms.CharField(
         max_length=MAX_TOPIC, required=False, help_text="What the round is about, e.g. “Birds of Europe”."
     )
     count = forms.IntegerField(label="Questions", min_value=MIN_COUNT, max_value=MAX_COUNT, initial=10)
     difficulty = forms.ChoiceField(choices=[(key, key.capitalize()) for key in DIFFICULTIES], initial="medium")
-    language = forms.ChoiceField(choices=list(LANGUAGES.items()), initial="en")
+    # The page's language unless the host picks another.
+    language = forms.ChoiceField(choices=list(LANGUAGES.items()), initial=_page_language)
     source_text = forms.CharField(
         label="Source text (optional)",
         required=False,

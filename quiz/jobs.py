@@ -281,6 +281,7 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
         provenance=Provenance.MODEL,
         check_status=outcome.check_status,
         owner_key=job.owner_key,
+        language=job.language,
     )
     # Round-mates of what the gate dropped may rest on the same wrong premise: grouped and re-checked blind.
     dropped_ids = [questions[c.key].pk for c in kept if c.decision is not None and not c.decision.playable]

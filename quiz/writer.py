@@ -22,7 +22,7 @@ from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
 from quiz.model_client import ModelClient, StreamBroken
 from quiz.models import CheckStatus
-from quiz.prompts import RoundSpec, build_messages
+from quiz.prompts import LANGUAGES, RoundSpec, build_messages
 from quiz.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
 from quiz.validation import QuestionData
 from quiz.writer_messages import (
@@ -344,6 +344,7 @@ class RoundWriter:
                 options=data.options,
                 correct_index=data.correct_index,
                 explanation=data.explanation,
+                language=LANGUAGES.get(self.spec.language, ""),
             )
         )
         self.timeline.checks.append((started, time.monotonic()))

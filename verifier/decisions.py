@@ -28,6 +28,8 @@ class GateItem:
     options: tuple[str, ...]
     correct_index: int
     explanation: str = ""
+    # The language the question is written in, by name ("German"); the checker is told. "" says nothing.
+    language: str = ""
 
 
 @dataclass(frozen=True)

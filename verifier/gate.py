@@ -323,7 +323,9 @@ class Gate:
         options = tuple(item.options[index] for index in order)
         try:
             answer: BlindAnswer = await self.backend.ask_blind(
-                document=blind_document(text=item.text, options=options), letters=letters, budget=self.budget
+                document=blind_document(text=item.text, options=options, language=item.language),
+                letters=letters,
+                budget=self.budget,
             )
         except GateFailure as failure:
             return failure
@@ -342,6 +344,7 @@ class Gate:
             correct_index=item.correct_index,
             explanation=item.explanation,
             source_text=self.source_text,
+            language=item.language,
         )
         try:
             return await self.backend.ask(document=document, checks=checks, budget=self.budget)
@@ -442,7 +445,11 @@ class Gate:
             record.update(outcome="skipped", reason=ROUND_BUDGET, changed=False, latency_ms=0)
             return record, first
         document = question_document(
-            text=item.text, options=item.options, correct_index=item.correct_index, explanation=item.explanation
+            text=item.text,
+            options=item.options,
+            correct_index=item.correct_index,
+            explanation=item.explanation,
+            language=item.language,
         )
         try:
             async with asyncio.timeout_at(cut) as scope:

@@ -82,7 +82,13 @@ def _flat(value: str) -> str:
 
 
 def question_document(
-    *, text: str, options: tuple[str, ...], correct_index: int, explanation: str = "", source_text: str | None = None
+    *,
+    text: str,
+    options: tuple[str, ...],
+    correct_index: int,
+    explanation: str = "",
+    source_text: str | None = None,
+    language: str = "",
 ) -> dict[str, Any]:
     """The state a backend sees: data only, each value under a label."""
     labelled = {OPTION_LABELS[i]: _flat(option) for i, option in enumerate(options[: len(OPTION_LABELS)])}
@@ -97,6 +103,8 @@ def question_document(
         document["explanation"] = _flat(explanation)
     if source_text is not None:
         document["source_text"] = source_text.strip()
+    if language:
+        document["language"] = language
     return document
 
 
@@ -107,16 +115,19 @@ def option_letters(options: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(OPTION_LABELS[: min(len(options), len(OPTION_LABELS))])
 
 
-def blind_document(*, text: str, options: tuple[str, ...]) -> dict[str, Any]:
+def blind_document(*, text: str, options: tuple[str, ...], language: str = "") -> dict[str, Any]:
     """The state of the blind question: the question and its options, and nothing that says which one is marked.
 
     No marked answer and no explanation: a checker that sees the claim tends to agree with it.
     """
-    return {
+    document: dict[str, Any] = {
         "kind": "multiple-choice quiz question",
         "question": _flat(text),
         "options": {letter: _flat(option) for letter, option in zip(option_letters(options), options, strict=False)},
     }
+    if language:
+        document["language"] = language
+    return document
 
 
 def render_document(document: dict[str, Any]) -> str:
