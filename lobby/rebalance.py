@@ -147,6 +147,26 @@ def _rebalancer() -> Rebalancer:
     return _rebalancers[loop]
 
 
+def start() -> None:
+    """At the server's startup (the ASGI lifespan, config/asgi.py): a process with no sockets yet, a restarted
+    worker, is in the registry from the start, so the others see it and shed toward it."""
+    _rebalancer().start()
+
+
+async def stop() -> None:
+    """At shutdown: out of the registry at once rather than when its entry expires."""
+    rebalancer = _rebalancer()
+    if rebalancer.task is None:
+        return
+    rebalancer.task.cancel()
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+        await client.delete(_key_prefix() + rebalancer.name)
+        await client.aclose()
+    except (redis.RedisError, OSError):
+        pass
+
+
 def track(socket) -> None:
     """A room socket (RoomConsumer) that has joined its room: counted, and may be moved."""
     rebalancer = _rebalancer()
