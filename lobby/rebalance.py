@@ -72,8 +72,14 @@ def to_shed(mine: int, others: list[int], policy: Policy, *, shedding: bool) -> 
 
 
 def eligible(sockets, open_question_rooms: set[int]) -> list:
-    """The sockets that may be asked to reconnect: joined players whose room is not in an open question."""
-    return [s for s in sockets if s.role == "player" and s.room_id is not None and s.room_id not in open_question_rooms]
+    """The sockets that may be asked to reconnect: joined players whose room is not in an open question, and
+    that have been sent their first picture (so their token too: a player moved before it would join again as
+    someone new)."""
+    return [
+        s
+        for s in sockets
+        if s.role == "player" and s.room_id is not None and s.seq >= 0 and s.room_id not in open_question_rooms
+    ]
 
 
 def _open_question_rooms(room_ids: set[int]) -> set[int]:

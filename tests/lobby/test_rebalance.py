@@ -44,8 +44,8 @@ def test_the_mean_is_over_every_live_process():
 
 
 class FakeSocket:
-    def __init__(self, room_id, role="player"):
-        self.room_id, self.role, self.closed = room_id, role, None
+    def __init__(self, room_id, role="player", seq=3):
+        self.room_id, self.role, self.seq, self.closed = room_id, role, seq, None
 
     async def close(self, code=None, reason=None):
         self.closed = (code, reason)
@@ -54,7 +54,9 @@ class FakeSocket:
 def test_only_players_of_rooms_not_in_an_open_question_are_eligible():
     asking, revealing = FakeSocket(1), FakeSocket(2)
     host, joining = FakeSocket(2, role="host"), FakeSocket(None, role=None)
-    assert eligible([asking, revealing, host, joining], open_question_rooms={1}) == [revealing]
+    # Joined, but not yet sent its first picture: its "joined" frame (its token) may not have reached it.
+    just_joined = FakeSocket(2, seq=-1)
+    assert eligible([asking, revealing, host, joining, just_joined], open_question_rooms={1}) == [revealing]
 
 
 @pytest.mark.django_db(transaction=True)
