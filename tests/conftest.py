@@ -1,3 +1,4 @@
+import os
 import uuid
 
 import pytest
@@ -9,6 +10,10 @@ from quiz.validation import QuestionData
 from tests.factories import RoomFactory, RoundFactory
 from tests.support import communicator
 from tests.support.communicator import server_lifespan
+
+# Server processes a test starts read their settings from the environment: each run of the suite counts its own
+# rate limits in Redis, not the ones an earlier run on the same Redis left for the same address (127.0.0.1).
+os.environ.setdefault("RATELIMIT_KEY_PREFIX", f"ratelimit-run-{uuid.uuid4().hex}")
 
 
 @pytest.fixture(scope="session", autouse=True)
