@@ -182,6 +182,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
         # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
         # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
         picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
+        if self.player_id not in picture.standings.players:
+            # A picture from before this join (the shared loads kept losing the race with later batches): never
+            # tell a new player they were removed from a picture that predates them. Read their own.
+            return await self._send_snapshot()
         await self.deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
@@ -339,6 +343,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
         except Exception:
             # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
             logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)
+            return
+        if picture.snapshot["seq"] < common["seq"]:
+            # Still older than the event after every load: skipped (its standings could predate this reader's own
+            # join and say "removed"); the client's periodic sync or the next event brings the picture.
             return
         await self.deliver(common, picture)
 
