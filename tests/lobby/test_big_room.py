@@ -158,3 +158,21 @@ async def test_a_burst_of_joins_with_one_nickname_lets_exactly_one_in_and_never_
     names = [p["nickname"] for p in lobby["players"]]
     assert len(names) == 30 and len({n.casefold() for n in names}) == 30
     assert sum(n.casefold() == "sam" for n in names) == 1
+
+
+async def test_a_joiner_is_never_told_they_were_removed_by_a_picture_from_before_their_join(room, sockets):
+    """The process's shared picture can lag a burst of joins; a new player must get a picture with them in it."""
+    from channels.db import database_sync_to_async
+
+    from lobby import standings
+    from lobby.selectors import room_picture
+
+    created = await room()
+    stale = await database_sync_to_async(room_picture)(room_id=created.room.pk)
+    stale.snapshot["seq"] = 10**6  # claims to be newer than any join, yet has no players
+    standings.remember(created.room.pk, stale)
+    client = await sockets.open(Client(created.room.code))
+    await client.send(type="join", nickname="Ben")
+    state = await client.until(lambda m: m["type"] in ("state", "error"), timeout=WAIT)
+    assert state["type"] == "state", state
+    assert state["you"]["nickname"] == "Ben" and state["player_count"] == 1
