@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from core.i18n import language_from_scope
 from lobby import events, heal, ratelimit, rebalance, review, services, standings
 from lobby.batching import GroupCommit
-from lobby.exceptions import GameError, PlayerRemoved
+from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
 from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
@@ -45,14 +45,25 @@ HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOS
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
 
-def _player_join_limited(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
-    """Join, counting a room new to this IP against its rooms-joined limit, under its code-guess limit."""
-    if not ratelimit.room_join_hit(ip=ip, code=code):
+# Joins too: a room of 2,000 filling up is a few dozen transactions, one row lock each, not 2,000.
+_joins = GroupCommit(db(services.players_join))
+
+
+def _join_allowed(*, ip: str, code: str) -> None:
+    """Before a join: a room new to this IP counts against its rooms-joined limit; an IP that has used up its
+    code guesses is refused (each unknown code counts, `_join`)."""
+    if not ratelimit.room_join_hit(ip=ip, code=code) or ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
         raise ratelimit.RateLimited()
-    return ratelimit.code_guess(
-        ip=ip,
-        lookup=lambda: services.player_join(code=code, nickname=nickname, asks_more_time=asks_more_time),
-    )
+
+
+async def _join(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
+    """Join under the IP's limits, in the next batch of joins."""
+    await db(_join_allowed)(ip=ip, code=code)
+    try:
+        return await _joins.submit(services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time))
+    except RoomNotFound:
+        await db(ratelimit.ip_hit)(limit=ratelimit.CODE_GUESSES, ip=ip)
+        raise
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -154,13 +165,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message):
         if self.role is not None:
             return await self.send_error("not_now", _("You are already in this game."))
-        joined = await db(_player_join_limited)(
+        joined = await _join(
             ip=self.client_ip,
             code=self.code,
             nickname=message.get("nickname"),
             asks_more_time=message.get("more_time") is True,
         )
-        await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk)
+        # A new player has no answer yet: nothing of their own to read back (a resume does).
+        await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
         await self.send_json(
             {
                 "type": "joined",
@@ -171,6 +183,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
         # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
         # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
         picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
+        if self.player_id not in picture.standings.players:
+            # A picture from before this join (the shared loads kept losing the race with later batches): never
+            # tell a new player they were removed from a picture that predates them. Read their own.
+            return await self._send_snapshot()
         await self.deliver(picture.snapshot, picture)
 
     async def on_resume(self, message):
@@ -290,9 +306,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     def _require(self, role: str) -> None:
         if self.role != role:
-            raise GameError("Only the host can do that." if role == "host" else "Join the game first.")
+            raise GameError(_("Only the host can do that.") if role == "host" else _("Join the game first."))
 
-    async def _enter(self, *, room_id: int, role: str, player_id: int | None) -> None:
+    async def _enter(self, *, room_id: int, role: str, player_id: int | None, fresh: bool = False) -> None:
         if self.room_id is None:
             await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
         if role == "host" and self.role != "host":
@@ -301,7 +317,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.join_deadline.cancel()
         heal.track(self)
         rebalance.track(self)
-        if player_id is not None:
+        if player_id is not None and not fresh:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:
                 self.answered[view["answered_index"]] = view["option"]
@@ -329,6 +345,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
         except Exception:
             # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
             logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)
+            return
+        if picture.snapshot["seq"] < common["seq"]:
+            # Still older than the event after every load: skipped (its standings could predate this reader's own
+            # join and say "removed"); the client's periodic sync or the next event brings the picture.
             return
         await self.deliver(common, picture)
 

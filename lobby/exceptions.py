@@ -7,8 +7,13 @@ class GameError(Exception):
     code = "game_error"
 
     def __init__(self, message: str | None = None):
-        # Rendered now, in the language of whoever is being answered (the request's or the socket's).
-        super().__init__(str(message or self.default_message))
+        # The args hold it rendered (plain text for logs and pickling); str() renders it again in the language of
+        # whoever is being answered: a batch of joins raises for every joiner in one thread, in one language.
+        self.message = message or self.default_message
+        super().__init__(str(self.message))
+
+    def __str__(self) -> str:
+        return str(self.message)
 
     default_message = _("That did not work.")
 

@@ -180,19 +180,36 @@ def ip_hit(*, limit: IpLimit, ip: str) -> bool:
     return value <= count
 
 
+# The (address, room, window) marks this process has seen allowed: a room of 2,000 joining from one address
+# asks Redis once per process, not once per player (each ask held a database thread for a round trip). A mark
+# names its window, so the next window asks again; the set is emptied when it grows large.
+_rooms_joined_here: set[str] = set()
+_ROOMS_JOINED_HERE_MAX = 100_000
+
+
+def _remember_joined(seen: str) -> None:
+    if len(_rooms_joined_here) >= _ROOMS_JOINED_HERE_MAX:
+        _rooms_joined_here.clear()
+    _rooms_joined_here.add(seen)
+
+
 def room_join_hit(*, ip: str, code: str) -> bool:
     """A join from this IP into the room `code`: the first into each room in the window counts against
     ROOMS_JOINED, the others are free (a room of 2,000 fills from one address). False when refused."""
     count, window = ROOMS_JOINED.values()
     seen = f"{_key(ROOMS_JOINED, ip, window)}:{code}"
+    if seen in _rooms_joined_here:
+        return True  # this process let that address into that room this window: no Redis round trip
     cache = _cache()
     try:
         if not cache.add(seen, 1, timeout=window + 1):
+            _remember_joined(seen)
             return True  # this address is already in that room this window
     except Exception:
         logger.warning("rate limit cache unavailable; allowing %s", ROOMS_JOINED.name, exc_info=True)
         return True
     if ip_hit(limit=ROOMS_JOINED, ip=ip):
+        _remember_joined(seen)
         return True
     try:
         cache.delete(seen)  # refused: its next try at this room is counted again

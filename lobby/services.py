@@ -189,26 +189,83 @@ class Joined:
 
 def player_join(*, code: str, nickname: object, asks_more_time: bool = False) -> Joined:
     """A new player. `asks_more_time`: they ticked "I need more time"; the host confirms or declines it."""
-    nickname, key = clean_nickname(nickname)
-    with transaction.atomic():
+    result = players_join([JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time)])[0]
+    if isinstance(result, GameError):
+        raise result
+    return result
+
+
+@dataclass(frozen=True)
+class JoinIn:
+    code: str
+    nickname: object
+    asks_more_time: bool = False
+
+
+def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
+    """Many new players in one transaction (the server groups the joins that arrive together, as it does
+    answers): one result per join, in order, the player or the error that joiner should see. Per room the row
+    is locked once, the players counted once, the nicknames looked up in one query, the new players inserted
+    in one statement and the seq bumped once, so a room of 2,000 filling up is a few dozen transactions, not
+    2,000 of them queued on one row lock. The lock keeps the count and the nicknames exact across processes."""
+    results: list[Joined | GameError | None] = [None] * len(joins)
+    wanted: dict[str, list[tuple[int, str, str, bool]]] = {}
+    for i, join in enumerate(joins):
         try:
-            room = Room.objects.select_for_update().get(code=normalize_code(code))
-        except Room.DoesNotExist:
-            raise RoomNotFound() from None
-        if room.phase == Phase.FINISHED:
-            raise GameOver()
-        if room.locked:
-            raise RoomLocked()
-        if room.players.filter(removed=False).count() >= settings.ROOM_MAX_PLAYERS:
-            raise RoomFull(f"This game is full: {settings.ROOM_MAX_PLAYERS} players is the most a room holds.")
-        if room.players.filter(removed=False, nickname_key=key).exists():
-            raise NicknameTaken()
-        player = Player.objects.create(
-            room=room, nickname=nickname, nickname_key=key, asks_more_time=asks_more_time is True
-        )
-        _bump(room.pk)
-    # The room's row was locked from the read to the bump: its seq is now exactly one more.
-    return Joined(player=player, token=player_token(room_code=room.code, player_id=player.pk), seq=room.seq + 1)
+            nickname, key = clean_nickname(join.nickname)
+        except GameError as error:
+            results[i] = error
+            continue
+        wanted.setdefault(normalize_code(join.code), []).append((i, nickname, key, join.asks_more_time is True))
+    if wanted:
+        with transaction.atomic():
+            # In pk order, so two batches over the same rooms always lock them in one order.
+            rooms = list(Room.objects.select_for_update().filter(code__in=list(wanted)).order_by("pk"))
+            counts = dict(
+                Player.objects.filter(room__in=rooms, removed=False)
+                .values_list("room_id")
+                .annotate(n=Count("pk"))
+                .values_list("room_id", "n")
+            )
+            keys = {item[2] for items in wanted.values() for item in items}
+            taken = set(
+                Player.objects.filter(room__in=rooms, removed=False, nickname_key__in=keys).values_list(
+                    "room_id", "nickname_key"
+                )
+            )
+            new: list[tuple[int, Room, Player]] = []
+            for room in rooms:
+                count = counts.get(room.pk, 0)
+                added: list[tuple[int, Player]] = []
+                for i, nickname, key, more_time in wanted.pop(room.code):
+                    if room.phase == Phase.FINISHED:
+                        results[i] = GameOver()
+                    elif room.locked:
+                        results[i] = RoomLocked()
+                    elif count + len(added) >= settings.ROOM_MAX_PLAYERS:
+                        results[i] = RoomFull(
+                            f"This game is full: {settings.ROOM_MAX_PLAYERS} players is the most a room holds."
+                        )
+                    elif (room.pk, key) in taken:
+                        results[i] = NicknameTaken()
+                    else:
+                        taken.add((room.pk, key))
+                        added.append(
+                            (i, Player(room=room, nickname=nickname, nickname_key=key, asks_more_time=more_time))
+                        )
+                if added:
+                    Room.objects.filter(pk=room.pk).update(seq=F("seq") + 1)
+                    events.room_changed(room_id=room.pk, coalesce=True)
+                    new.extend((i, room, player) for i, player in added)
+            Player.objects.bulk_create([player for _, _, player in new])
+            for i, room, player in new:
+                # The room's row was locked from the read to the bump: its seq is now exactly one more.
+                token = player_token(room_code=room.code, player_id=player.pk)
+                results[i] = Joined(player=player, token=token, seq=room.seq + 1)
+        for items in wanted.values():  # codes no room has
+            for i, *_ in items:
+                results[i] = RoomNotFound()
+    return results
 
 
 def player_resume(*, token: object, code: str) -> Player:

@@ -125,3 +125,54 @@ async def test_a_join_burst_from_one_address_fills_a_room_of_200_and_wrong_codes
     async with Client("ZZZZZY") as guesser:
         await guesser.send(type="join", nickname="Guesser")
         assert (await guesser.error())["code"] == "rate_limited"
+
+
+async def test_a_burst_of_joins_with_one_nickname_lets_exactly_one_in_and_never_overfills_the_room(
+    room, settings, sockets
+):
+    """Joins that arrive together go into the database together: twenty phones asking for "Sam" at once get one
+    Sam and nineteen "taken"; more joiners than seats fill the room exactly."""
+    settings.ROOM_MAX_PLAYERS = 30
+    settings.WS_MAX_PER_IP = 100
+    created = await room()
+    code = created.room.code
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+
+    async def join(nickname: str) -> dict:
+        client = await sockets.open(Client(code))
+        await client.send(type="join", nickname=nickname)
+        return await client.until(lambda m: m["type"] in ("joined", "error"), timeout=WAIT)
+
+    sams = ["Sam", "sam", "SAM", " Sam ", "sAm"] * 4
+    first = await asyncio.gather(*(join(name) for name in sams + [f"p{n}" for n in range(9)]))
+    assert [m["type"] for m in first[20:]] == ["joined"] * 9
+    assert [m["type"] for m in first[:20]].count("joined") == 1
+    assert sorted(m["code"] for m in first[:20] if m["type"] == "error") == ["nickname_taken"] * 19
+    # 10 players in; 30 more ask for the 20 seats left.
+    second = await asyncio.gather(*(join(f"q{n}") for n in range(30)))
+    assert [m["type"] for m in second].count("joined") == 20
+    assert sorted(m["code"] for m in second if m["type"] == "error") == ["room_full"] * 10
+    lobby = await host.until(lambda m: m["type"] == "state" and m["player_count"] == 30, timeout=WAIT)
+    names = [p["nickname"] for p in lobby["players"]]
+    assert len(names) == 30 and len({n.casefold() for n in names}) == 30
+    assert sum(n.casefold() == "sam" for n in names) == 1
+
+
+async def test_a_joiner_is_never_told_they_were_removed_by_a_picture_from_before_their_join(room, sockets):
+    """The process's shared picture can lag a burst of joins; a new player must get a picture with them in it."""
+    from channels.db import database_sync_to_async
+
+    from lobby import standings
+    from lobby.selectors import room_picture
+
+    created = await room()
+    stale = await database_sync_to_async(room_picture)(room_id=created.room.pk)
+    stale.snapshot["seq"] = 10**6  # claims to be newer than any join, yet has no players
+    standings.remember(created.room.pk, stale)
+    client = await sockets.open(Client(created.room.code))
+    await client.send(type="join", nickname="Ben")
+    state = await client.until(lambda m: m["type"] in ("state", "error"), timeout=WAIT)
+    assert state["type"] == "state", state
+    assert state["you"]["nickname"] == "Ben" and state["player_count"] == 1

@@ -60,6 +60,54 @@ def test_the_21st_player_gets_a_clear_message(make_room, settings):
     assert room.players.count() == 20
 
 
+def test_joins_that_arrive_together_each_get_their_own_answer(make_room, settings):
+    """The server hands the joins that reach it together to one call: each joiner gets what they would have got
+    alone, in order, and the room's size and nicknames hold inside the batch too."""
+    settings.ROOM_MAX_PLAYERS = 4
+    room = make_room().room
+    other = make_room().room
+    services.player_join(code=room.code, nickname="Ada")
+    seq = Room.objects.get(pk=room.pk).seq
+    results = services.players_join(
+        [
+            services.JoinIn(code=room.code.lower(), nickname="Ben"),
+            services.JoinIn(code=room.code, nickname="  ben "),  # the same name as Ben's, a moment later
+            services.JoinIn(code=room.code, nickname="ADA"),
+            services.JoinIn(code=room.code, nickname=""),
+            services.JoinIn(code="ZZZZZZ", nickname="Lost"),
+            services.JoinIn(code=other.code, nickname="Ben"),  # another room: the name is free there
+            services.JoinIn(code=room.code, nickname="Cy", asks_more_time=True),
+            services.JoinIn(code=room.code, nickname="Di"),
+            services.JoinIn(code=room.code, nickname="Ed"),
+        ]
+    )
+    kinds = [type(r).__name__ for r in results]
+    assert kinds == [
+        "Joined",
+        "NicknameTaken",
+        "NicknameTaken",
+        "NicknameInvalid",
+        "RoomNotFound",
+        "Joined",
+        "Joined",
+        "Joined",
+        "RoomFull",
+    ]
+    assert "4 players" in str(results[8])
+    assert list(room.players.values_list("nickname", "asks_more_time")) == [
+        ("Ada", False),
+        ("Ben", False),
+        ("Cy", True),
+        ("Di", False),
+    ]
+    assert list(other.players.values_list("nickname", flat=True)) == ["Ben"]
+    # Each joiner's token resumes them, and the picture new enough to show them has them all.
+    for joined in (results[0], results[6], results[7]):
+        assert services.player_resume(token=joined.token, code=room.code).pk == joined.player.pk
+        assert joined.seq == Room.objects.get(pk=room.pk).seq > seq
+    assert room_snapshot(room_id=room.pk)["player_count"] == 4
+
+
 def test_unknown_code_and_locked_room(make_room):
     with pytest.raises(RoomNotFound):
         services.player_join(code="ZZZZZZ", nickname="a")
