@@ -103,8 +103,9 @@ async def test_a_round_checked_at_once_has_one_call_budget_however_long_the_chec
     assert {d.outcome for d in decisions} == {"unverified"}
     assert [d.reason for d in decisions[2:]] == [ROUND_BUDGET] * 16
     assert gate.tally.round_budget >= 16
-    # The first four calls time out on their own; the slots they free are cut by the round a moment later.
-    assert len(systemone.requests) == gate.budget.calls <= 8
+    # The first four calls time out on their own; the slots they free are cut by the round a moment later (a call
+    # counted as the cut comes may never reach the server, so the server may have seen one fewer).
+    assert len(systemone.requests) <= gate.budget.calls <= 8
 
 
 async def test_an_open_breaker_passes_the_next_round_at_once_without_a_call(systemone, settings):
