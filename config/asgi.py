@@ -10,6 +10,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
+from lobby import rebalance  # noqa: E402
 from lobby.clock import clock_start, clock_stop  # noqa: E402
 from lobby.routing import websocket_urlpatterns  # noqa: E402
 from quiz.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
@@ -18,7 +19,8 @@ from quiz.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # 
 class Lifespan:
     """The ASGI lifespan around the app. What lives as long as the server process starts with it and stops with
     it: the record of the loop the server runs on (core/server_loop.py) and the game clock (lobby/clock.py),
-    which closes due questions whether or not anyone is connected. Every other scope goes to the app."""
+    which closes due questions whether or not anyone is connected, and the process's entry in the registry that
+    spreads sockets over the processes (lobby/rebalance.py). Every other scope goes to the app."""
 
     def __init__(self, application):
         self.application = application
@@ -33,10 +35,13 @@ class Lifespan:
                 # Once per process, however many lifespans it runs: the first one owns both, and stops them.
                 recorded_loop = server_loop_started()
                 started_clock = clock_start()
+                if started_clock:
+                    rebalance.start()  # in the registry of processes from the start (lobby/rebalance.py)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if started_clock:
                     await clock_stop()
+                    await rebalance.stop()
                 if recorded_loop:
                     server_loop_stopped()
                 await send({"type": "lifespan.shutdown.complete"})

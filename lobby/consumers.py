@@ -16,7 +16,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from core.i18n import language_from_scope
-from lobby import events, heal, ratelimit, review, services, standings
+from lobby import events, heal, ratelimit, rebalance, review, services, standings
 from lobby.batching import GroupCommit
 from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
 from lobby.idle import JoinDeadline
@@ -88,6 +88,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code):
         self.join_deadline.cancel()
         heal.forget(self)
+        rebalance.forget(self)
         if self.room_id is not None:
             await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
         if self.role == "host":
@@ -315,6 +316,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.room_id, self.role, self.player_id = room_id, role, player_id
         self.join_deadline.cancel()
         heal.track(self)
+        rebalance.track(self)
         if player_id is not None and not fresh:
             view = await db(player_view)(player_id=player_id)
             if view["answered_index"] is not None:

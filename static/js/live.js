@@ -9,6 +9,8 @@ const LAST_RETRY_MS = 8000;
 // The server closes a socket that has not said who it is in time (lobby/idle.py): the page is idle (a join form
 // nobody has filled in yet), so it reconnects only when it next has something to send.
 const IDLE_CLOSE_CODE = 4408;
+// The server moves this socket to another worker (lobby/rebalance.py): reconnect at once, quietly.
+const REBALANCE_CLOSE_CODE = 4012;
 
 export class LiveSocket {
   /**
@@ -60,6 +62,11 @@ export class LiveSocket {
       if (this.stopped) return;
       if (event.code === IDLE_CLOSE_CODE) {
         this.dormant = true;
+        return;
+      }
+      if (event.code === REBALANCE_CLOSE_CODE) {
+        this.attempt = 0;
+        this.connect();
         return;
       }
       this.options.onStatus(this.options.lostText ?? gettext("Connection lost — reconnecting…"));

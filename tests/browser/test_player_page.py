@@ -189,3 +189,46 @@ def test_a_join_form_left_idle_past_the_join_timeout_still_joins(live_url, brows
     expect(page.get_by_text("You're in!")).to_be_visible()
     expect(host.get_by_text("Slow")).to_be_visible()
     assert len(opened) == 2 and errors == []
+
+
+def test_a_player_moved_to_another_worker_reconnects_at_once_without_a_word_and_plays_on(live_url, browser, tmp_path):
+    """The server asks a player's socket to reconnect (close code 4012, lobby/rebalance.py): the page reconnects
+    at once with its token, shows no "reconnecting", and the game goes on."""
+    import asyncio
+
+    from core.server_loop import server_loop
+    from lobby import rebalance
+
+    host, code = host_a_room(browser, live_url, tmp_path)
+    player = PlayerPage(browser, f"{live_url}/play/{code}/")
+    page = player.page
+    opened = []
+    page.on("websocket", lambda ws: opened.append(ws))
+    page.get_by_label("Your nickname").fill("Ada")
+    page.get_by_role("button", name="Join").click()
+    player.shown_phase().to_have_id("phase-lobby")
+    page.evaluate(
+        """() => { const status = document.getElementById("conn-status"); window.statuses = [];
+        new MutationObserver(() => window.statuses.push(status.textContent))
+            .observe(status, {childList: true, characterData: true, subtree: true}); }"""
+    )
+    sockets_before = len(opened)
+
+    async def move_players():
+        for socket in list(rebalance._rebalancer().sockets):
+            if socket.role == "player":
+                await socket.close(code=rebalance.REBALANCE_CLOSE_CODE, reason=rebalance.REBALANCE_CLOSE_REASON)
+
+    asyncio.run_coroutine_threadsafe(move_players(), server_loop()).result(5)
+    # One new socket, resumed with the player's token (a second "joined" as the same player), at once.
+    page.wait_for_timeout(500)
+    assert len(opened) == sockets_before + 1
+    joined = [f["player"] for f in player.frames if f.get("type") == "joined"]
+    assert len(joined) == 2 and joined[0] == joined[1], joined
+    expect(page.locator("#me")).to_have_text("Ada")
+    assert page.evaluate("() => window.statuses.filter((text) => text !== '')") == []
+    host.get_by_role("button", name="Start the game").click()
+    player.shown_phase().to_have_id("phase-question")
+    page.locator('#q-options button[data-index="0"]').click()
+    expect(page.locator("#locked-in")).to_contain_text("locked in")
+    assert player.errors == []
