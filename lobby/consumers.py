@@ -12,7 +12,6 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone, translation
-from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from core.i18n import language_from_scope
@@ -260,7 +259,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         player_id = message.get("player")
         if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", gettext("Say which player gets extra time."))
+            return await self.send_error("bad_message", _("Say which player gets extra time."))
         await db(services.player_time_set)(
             room_id=self.room_id, player_id=player_id, time_percent=message.get("percent")
         )
@@ -270,7 +269,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         player_id = message.get("player")
         if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", gettext("Say whose request to decline."))
+            return await self.send_error("bad_message", _("Say whose request to decline."))
         await db(services.player_time_request_decline)(room_id=self.room_id, player_id=player_id)
 
     async def on_speed_bonus(self, message):
@@ -278,7 +277,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self._require("host")
         value = message.get("no_speed_bonus")
         if not isinstance(value, bool):
-            return await self.send_error("bad_message", gettext("Say no_speed_bonus: true or false."))
+            return await self.send_error("bad_message", _("Say no_speed_bonus: true or false."))
         await db(services.room_set_no_speed_bonus)(room_id=self.room_id, no_speed_bonus=value)
 
     async def on_sync(self, message):

@@ -11,7 +11,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
-from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from lobby import events, machine, review
@@ -301,17 +300,17 @@ def player_time_set(*, room_id: int, player_id: int, time_percent: object) -> No
     pending "I need more time" is answered by it. During a question the player's own deadline moves at once,
     and with it the room's (the last of its players')."""
     if time_percent not in machine.TIME_PERCENTS or isinstance(time_percent, bool):
-        raise NotNow(gettext("Choose the time: x1, x1.5 or x2."))
+        raise NotNow(_("Choose the time: x1, x1.5 or x2."))
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         if room.phase == Phase.FINISHED:
-            raise NotNow(gettext("The game has finished."))
+            raise NotNow(_("The game has finished."))
         before = _closing_percent(room_id)
         updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(
             time_percent=time_percent, asks_more_time=False
         )
         if not updated:
-            raise NotNow(gettext("That player is no longer in the game."))
+            raise NotNow(_("That player is no longer in the game."))
         _refit_deadline(room, before)
         _bump(room_id)
 
@@ -329,7 +328,7 @@ def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
     """Set before the game starts: a game must not change how it scores halfway."""
     with transaction.atomic():
         if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(no_speed_bonus=bool(no_speed_bonus)):
-            raise NotNow(gettext("The speed bonus can only be changed before the game starts."))
+            raise NotNow(_("The speed bonus can only be changed before the game starts."))
         _bump(room_id)
 
 
