@@ -17,12 +17,11 @@ from core.spreadsheet import csv_writer
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
-from quiz.models import CheckStatus
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "option_seed", "round__title", "round__check_status", "round__check_note",
+                "deadline", "option_seed", "round__title", "round__check_status",
                 "no_speed_bonus")  # fmt: skip
 
 
@@ -137,7 +136,6 @@ def room_picture(*, room_id: int) -> Picture:
         "phase": phase,
         "title": room["round__title"],
         "check_status": room["round__check_status"],
-        "check_label": str(room["round__check_note"] or CheckStatus(room["round__check_status"]).label),
         "question_count": room["question_count"],
         "question_index": index,
         "timer_seconds": room["timer_seconds"],

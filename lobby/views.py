@@ -90,7 +90,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 no_speed_bonus=form.cleaned_data["no_speed_bonus"],
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
-            form.add_error("source", "That pack or round no longer exists.")
+            form.add_error("source", _("That pack or round no longer exists."))
         except (QuizError, GameError) as error:
             form.add_error(None, str(error))
         else:
@@ -101,7 +101,7 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "value": f"round:{r.pk}",
             "title": r.title,
-            "note": f"your questions, {r.check_label[0].lower()}{r.check_label[1:]}",
+            "note": _("your questions · %(check)s") % {"check": r.check_label},
         }
         for r in host_round_list(owner_key=session_owner_key(request.session))
     ]
@@ -210,7 +210,7 @@ def cohost(request: HttpRequest, room: Room) -> HttpResponse:
 def cohost_replace(request: HttpRequest, room: Room) -> HttpResponse:
     token = services.cohost_link_replace(room_id=room.pk, token=_host_token(request, room.code))
     _keep_host_token(request, room.code, token)
-    messages.success(request, "A new co-host link: the old one no longer works.")
+    messages.success(request, _("A new co-host link: the old one no longer works."))
     return redirect("lobby:cohost", code=room.code)
 
 

@@ -109,21 +109,20 @@ def round_check_marks(*, round_: Round) -> list[CheckMark | None]:
     return [marks.get(question_id) for question_id in ids]
 
 
-def round_check_summary(marks: list[CheckMark | None]) -> tuple[str, str]:
-    """(check status, label) of a round from its questions' latest verdicts, e.g.
-    (DOUBTFUL_KEPT, "checked: 2 doubtful kept by the host"). Never checked: (UNCHECKED, "")."""
+def round_check_summary(marks: list[CheckMark | None]) -> tuple[str, dict]:
+    """(check status, counts) of a round from its questions' latest verdicts, e.g. (DOUBTFUL_KEPT, {"total": 5,
+    "doubtful": 2, ...}), which quiz.check_labels.check_note puts into words ("checked: 2 doubtful kept by the
+    host") in the reader's language. Never checked: (UNCHECKED, {})."""
     counts = Counter(mark.mark if mark is not None else UNCHECKED for mark in marks)
     total = len(marks)
     if not total or counts[UNCHECKED] == total:
-        return CheckStatus.UNCHECKED, ""
-    parts = []
-    if counts[DOUBTFUL]:
-        parts.append(f"{counts[DOUBTFUL]} doubtful kept by the host")
-    if counts[UNVERIFIED]:
-        parts.append(f"{counts[UNVERIFIED]} unverified")
-    if counts[UNCHECKED]:
-        parts.append(f"{counts[UNCHECKED]} not checked")
-    note = "checked: " + (", ".join(parts) if parts else f"all {total} passed")
+        return CheckStatus.UNCHECKED, {}
+    summary = {
+        "total": total,
+        "doubtful": counts[DOUBTFUL],
+        "unverified": counts[UNVERIFIED],
+        "unchecked": counts[UNCHECKED],
+    }
     if counts[DOUBTFUL]:
         status = CheckStatus.DOUBTFUL_KEPT
     elif counts[UNVERIFIED] == total:
@@ -132,15 +131,15 @@ def round_check_summary(marks: list[CheckMark | None]) -> tuple[str, str]:
         status = CheckStatus.PARTLY_UNVERIFIED
     else:
         status = CheckStatus.CHECKED
-    return status, note
+    return status, summary
 
 
 def round_check_refresh(*, round_: Round) -> Round:
     """Set the round's status and label from its questions' verdicts (after a check, or an edit of a checked
     round: the host removed the doubtful ones, or changed one and so cleared its verdict)."""
-    status, note = round_check_summary(round_check_marks(round_=round_))
-    round_.check_status, round_.check_note = status, note
-    round_.save(update_fields=["check_status", "check_note"])
+    status, counts = round_check_summary(round_check_marks(round_=round_))
+    round_.check_status, round_.check_counts = status, counts
+    round_.save(update_fields=["check_status", "check_counts"])
     return round_
 
 

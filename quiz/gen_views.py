@@ -4,6 +4,7 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_ip import client_ip_from_request, client_network
@@ -62,7 +63,7 @@ class GenerateForm(forms.Form):
         upload = data.get("source_file")
         if upload:
             if upload.size > conf.upload_max_bytes():
-                self.add_error("source_file", "That file is too large.")
+                self.add_error("source_file", _("That file is too large."))
                 return data
             try:
                 data["source_text"] = generation_source_from_upload(name=upload.name, data=upload.read())
@@ -73,7 +74,7 @@ class GenerateForm(forms.Form):
         if len(data.get("source_text") or "") > limit:
             self.add_error(None, f"The source text is longer than {limit:,} characters; shorten it.")
         if not (data.get("topic") or "").strip() and not (data.get("source_text") or "").strip():
-            self.add_error("topic", "Give a topic, or a source text to ground the round in.")
+            self.add_error("topic", _("Give a topic, or a source text to ground the round in."))
         return data
 
 

@@ -70,7 +70,7 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
         )
         round_question_facts_forget(round_id=round_.pk)
     round_.save(update_fields=update_fields)
-    if changed and round_.check_note:
+    if changed and round_.check_counts:
         # Checked with "check my questions": what is left keeps its verdicts, an edited question has none.
         round_check_refresh(round_=round_)
     return round_

@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from quiz.check_labels import check_note
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
@@ -75,9 +76,10 @@ class Round(models.Model):
     language = models.CharField(max_length=10, default="en")
     # The browser session that made a host round; only it may edit or export it.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
-    # What the last "check my questions" found, in the host's words (quiz.checking.round_check_summary),
-    # e.g. "checked: 2 doubtful kept by the host"; empty when the round was never checked that way.
-    check_note = models.CharField(max_length=200, blank=True)
+    # What the last "check my questions" found (quiz.checking.round_check_summary): counts of its questions by
+    # mark, {"total", "doubtful", "unverified", "unchecked"}; empty when the round was never checked that way. The
+    # words ("checked: 2 doubtful kept by the host") are made from them in the reader's language (check_label).
+    check_counts = models.JSONField(default=dict, blank=True)
     questions = models.ManyToManyField(Question, through="RoundQuestion", related_name="rounds")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -89,8 +91,8 @@ class Round(models.Model):
 
     @property
     def check_label(self) -> str:
-        """What the host's screens say about how the round was checked."""
-        return self.check_note or self.get_check_status_display()
+        """What the host's screens say about how the round was checked, in the active language."""
+        return check_note(self.check_counts) or str(self.get_check_status_display())
 
 
 class RoundQuestion(models.Model):

@@ -3,6 +3,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.owner_keys import session_owner_key
@@ -74,7 +75,16 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
             except QuizError as error:
                 formset.non_form_errors().append(str(error))
             else:
-                messages.success(request, f"Saved “{saved.title}” with {len(formset.questions())} questions.")
+                count = len(formset.questions())
+                messages.success(
+                    request,
+                    ngettext(
+                        "Saved “%(title)s” with %(count)d question.",
+                        "Saved “%(title)s” with %(count)d questions.",
+                        count,
+                    )
+                    % {"title": saved.title, "count": count},
+                )
                 return redirect("quiz:round_list")
     else:
         title = round_.title if round_ else request.GET.get("title", "")

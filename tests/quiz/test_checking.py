@@ -104,6 +104,13 @@ def test_the_wrong_answer_is_shown_doubtful_with_its_scores_and_the_others_passe
     session.save()
     host_page = client.get(f"/host/{created.room.code}/").content.decode()
     assert "checked: 1 doubtful kept by the host" in host_page
+    # The same round read by a German and a Spanish host: the label is in their words, not the checker's English.
+    for language, label in (("de", "geprüft: 1 zweifelhafte vom Moderator behalten"),
+                            ("es", "comprobada: 1 dudosa mantenida por el anfitrión")):  # fmt: skip
+        for path in (f"/rounds/{round_.pk}/edit/", f"/host/{created.room.code}/", "/rounds/", "/"):
+            translated = client.get(path, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            assert label in translated, (language, path)
+            assert "doubtful kept by the host" not in translated, (language, path)
 
 
 def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_round_plays(
@@ -238,3 +245,24 @@ def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, 
     # What it kept are the checker's verdicts, not fail-opens at the end of the round's budget.
     kept = Verdict.objects.filter(question__in=round_.questions.all())
     assert kept.count() == job.checked and {verdict.outcome for verdict in kept} <= {"passed", "dropped"}
+
+
+def test_the_check_label_counts_each_kind_in_the_readers_language():
+    from django.utils import translation
+
+    from quiz.check_labels import check_note
+
+    assert check_note({}) == ""
+    assert check_note({"total": 5, "doubtful": 0, "unverified": 0, "unchecked": 0}) == "checked: all 5 passed"
+    mixed = {"total": 6, "doubtful": 2, "unverified": 1, "unchecked": 3}
+    assert check_note(mixed) == "checked: 2 doubtful kept by the host, 1 unverified, 3 not checked"
+    with translation.override("de"):
+        assert check_note({"total": 5}) == "geprüft: alle 5 bestanden"
+        assert (
+            check_note(mixed) == "geprüft: 2 zweifelhafte vom Moderator behalten, 1 nicht verifiziert, 3 nicht geprüft"
+        )
+    with translation.override("es"):
+        assert check_note({"total": 1}) == "comprobada: 1 aprobada"
+        assert (
+            check_note(mixed) == "comprobada: 2 dudosas mantenidas por el anfitrión, 1 sin verificar, 3 sin comprobar"
+        )
