@@ -11,6 +11,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from core.cancellation import stop_if_cancelled
 from lobby.services import close_due_questions, resume_after_outage
 
 logger = logging.getLogger(__name__)
@@ -55,10 +56,12 @@ async def _run() -> None:
         except asyncio.CancelledError:
             raise
         except (OperationalError, InterfaceError):
+            stop_if_cancelled()
             if not outage:
                 logger.warning("database unreachable: the game clock is paused")
             outage = True
         except Exception:
-            # Nothing must stop the clock: the next tick tries again.
+            stop_if_cancelled()
+            # Nothing must stop the clock (but a cancel): the next tick tries again.
             logger.exception("game clock tick failed")
         await asyncio.sleep(settings.GAME_CLOCK_INTERVAL)

@@ -32,6 +32,7 @@ from django.db.models import F
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from core.cancellation import stop_if_cancelled
 from lobby import events, standings
 from lobby.machine import Phase
 from lobby.models import Room
@@ -80,6 +81,7 @@ class Healer:
                 await client.ping()
                 up = True
             except (redis.RedisError, OSError):
+                stop_if_cancelled()  # a cancel the client turned into an error of its own
                 up = False
             if not up:
                 if down_since is None:
@@ -108,6 +110,7 @@ class Healer:
                     extensions = [(code, i, shown_at + PASSES[1] - sent) for (code, i), sent in questions.items()]
                     await self.catch_up(extensions)
             except Exception:
+                stop_if_cancelled()
                 logger.exception("healing rooms after the channel layer's outage failed")
                 continue
             if n == 0:

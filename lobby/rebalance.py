@@ -30,6 +30,7 @@ import redis.asyncio as redis
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from core.cancellation import stop_if_cancelled
 from lobby.machine import Phase
 from lobby.models import Room
 
@@ -129,6 +130,7 @@ class Rebalancer:
             try:
                 await self.tick(client, prefix, interval)
             except Exception:  # Redis away (lobby/heal.py sees to the rooms): try again next time
+                stop_if_cancelled()
                 logger.debug("socket rebalance skipped a turn", exc_info=True)
             await asyncio.sleep(interval)
 
