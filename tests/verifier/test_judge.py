@@ -203,6 +203,16 @@ async def test_temperature_dropped_for_a_model_that_refuses_it(judge):
     assert "temperature" not in last and last["response_format"]["type"] == "json_schema"
 
 
+async def test_temperature_refused_by_many_calls_at_once_drops_only_the_temperature(judge):
+    # A round checked at once: the reports and blind questions of four questions go out together, each carrying
+    # temperature 0, each refused for it. The round drops the temperature and keeps its best format.
+    judge.script.refuse_temperature = True
+    decisions = await _gate().check_all([item(n) for n in range(1, 5)])
+    assert [d.outcome for d in decisions] == ["passed"] * 4
+    assert {d.details["judge"]["format"] for d in decisions} == {"json_schema"}
+    assert {_format(r) for r in _report_requests(judge)} == {"json_schema"}
+
+
 async def test_blind_answer_is_a_letter_and_a_probability(judge):
     # The judge believes "Wrong" (option B of the question), wherever it is shown.
     judge.script.choice_texts = {"Question number 1": {"Right": 0.1, "Wrong": 0.8, "Other": 0.1}}

@@ -330,13 +330,16 @@ class JudgeBackend:
         while True:
             index = self._format_index
             fmt = FORMATS[index]
+            # What this request carried: the round's other calls run at the same time, and two refused for the
+            # same temperature must not step the format ladder too (the second would find it already dropped).
+            sent_temperature = self._send_temperature
             calls += 1
             try:
                 raw = await self._post(
                     messages=messages, options=self._options(fmt, name=name, schema=schema), budget=budget
                 )
             except _OptionsRefused as refused:
-                if self._send_temperature and "temperature" in refused.refusal.lower():
+                if sent_temperature and "temperature" in refused.refusal.lower():
                     # Some reasoning models take only their default temperature.
                     self._send_temperature = False
                 elif index + 1 < len(FORMATS):
