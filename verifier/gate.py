@@ -31,6 +31,8 @@ from verifier.decisions import (
 from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
 from verifier.selectors import stored_thresholds, threshold_for
 
+# A blind answer's details that belong to the order it was shown in (letters as shown there).
+PER_ORDER_DETAILS = frozenset({"served_choice", "confidence"})
 logger = logging.getLogger("verifier")
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
@@ -282,7 +284,10 @@ class Gate:
                 strict=True,
             )
         ]
-        details: dict[str, Any] = {**answers[0].details, "orders": recorded}
+        # What is common to the orders (the format, the served model) at the top; what one order's answer said (its
+        # letter as shown, its stated confidence) only in that order's entry, where the letters mean what was shown.
+        common = {k: v for k, v in answers[0].details.items() if k not in PER_ORDER_DETAILS}
+        details: dict[str, Any] = {**common, "orders": recorded}
         input_tokens = _add_tokens(*(answer.input_tokens for answer in answers))
         output_tokens = _add_tokens(*(answer.output_tokens for answer in answers))
         probabilities = policy.averaged(readings)

@@ -238,6 +238,8 @@ async def test_blind_answer_is_a_letter_and_a_probability(judge):
     assert sorted(sorted(order.items()) for order in as_shown) == sorted(sorted(order.items()) for order in shown)
     for entry, order in zip(recorded, as_shown, strict=True):
         assert order[entry["served_choice"]] == "Wrong" and entry["picked"] == 1
+    # A letter as shown in one order is only in that order's entry: at the top it would read as the question's own.
+    assert "served_choice" not in decision.details["blind"] and "confidence" not in decision.details["blind"]
     assert decision.checker_chose == "B"
     # P(marked A) is 0.1: the min of the three scores drops it, and the reviewer is told what the checker chose.
     assert decision.outcome == "dropped"
