@@ -3,10 +3,10 @@
 When a worker dies its players reconnect to the survivors, and a replacement that comes up later gets only new
 connections: it would sit near 0 while a survivor holds everyone. So each process (each event loop) writes the
 number of its joined room sockets to Redis every REBALANCE_INTERVAL_SECONDS, under a key of its own that
-expires after three intervals (a killed process drops out by itself). A process holding far more than its share
-(at least REBALANCE_MIN_EXCESS over the mean of the live processes, and either over REBALANCE_FACTOR x the mean or
-with another process under the mean / REBALANCE_FACTOR: see to_shed) closes player sockets with
-REBALANCE_CLOSE_CODE, at least REBALANCE_BATCH and up to half its excess a turn, until it is no more than
+expires after three intervals, at least 3 s (a killed process drops out by itself). A process holding far more
+than its share (at least REBALANCE_MIN_EXCESS over the mean of the live processes, and either over
+REBALANCE_FACTOR x the mean or with another process under the mean / REBALANCE_FACTOR: see to_shed) closes player
+sockets with REBALANCE_CLOSE_CODE, at least REBALANCE_BATCH and up to half its excess a turn, until it is no more than
 REBALANCE_MIN_EXCESS over the mean. Only sockets whose room is not in an open question (read from the database):
 nobody is closed while they may be answering. The page's socket (static/js/live.js) reconnects at once with its
 token, quietly, and the kernel hands the new connection to one of the workers: the spread is statistical (a
@@ -61,7 +61,7 @@ def to_shed(mine: int, others: list[int], policy: Policy, *, shedding: bool) -> 
 
     It starts when it holds at least `minimum` over the mean of the live processes and either it holds more than
     `factor` x the mean (it hoards) or another process holds less than the mean / `factor` (one is starved: a
-    restarted worker among four survivors that each hold only 4/3 of the mean). It goes on until it is no more
+    restarted worker among three survivors that each hold only 4/3 of the mean). It goes on until it is no more
     than `minimum` over the mean. Each turn closes at least `batch` and up to half of what it holds over that
     line: about half of the closed come back to the same process (the kernel, not the app, picks the worker of a
     new connection), so the excess shrinks by about a quarter a turn, however large it is."""
