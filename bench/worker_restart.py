@@ -33,10 +33,8 @@ from tests.support.servers import server_env
 
 
 async def registry(client) -> dict[int, int]:
-    prefix = rebalance._key_prefix()
-    keys = [k async for k in client.scan_iter(match=prefix + "*")]
-    values = await client.mget(keys) if keys else []
-    return {int(k.decode()[len(prefix) :].split("-")[-2]): int(v) for k, v in zip(keys, values, strict=True) if v}
+    entries = await rebalance.registry(client, rebalance._key_prefix())
+    return {rebalance.registry_pid(name): count for name, count in entries.items()}
 
 
 errors: list[str] = []
@@ -130,8 +128,6 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    rooms = make_rooms(args.rooms, 1)
-    django.db.connections.close_all()
     results = {}
     baseline = {"REBALANCE_FACTOR": "1000000", "REBALANCE_MIN_EXCESS": "1000000"}
     for name, extra in (("baseline, never sheds", baseline), ("rebalancing", {})):

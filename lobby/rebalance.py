@@ -104,6 +104,18 @@ def _key_prefix() -> str:
     return f"{prefix}:rebalance:"
 
 
+async def registry(client, prefix: str) -> dict[str, int]:
+    """The live processes' entries: name (`<host>-<pid>-<random>`) -> joined sockets, as each last wrote it."""
+    keys = [k async for k in client.scan_iter(match=prefix + "*", count=100)]
+    values = await client.mget(keys) if keys else []
+    return {k.decode()[len(prefix) :]: int(v) for k, v in zip(keys, values, strict=True) if v is not None}
+
+
+def registry_pid(name: str) -> int:
+    """The process id in an entry's name."""
+    return int(name.split("-")[-2])
+
+
 @dataclass
 class Rebalancer:
     """One process's (one event loop's) entry in the registry, and its shedding."""
@@ -137,9 +149,7 @@ class Rebalancer:
     async def tick(self, client, prefix: str, interval: float) -> int:
         mine = self.count()
         await client.set(prefix + self.name, mine, px=entry_ttl_ms(interval))
-        keys = [k async for k in client.scan_iter(match=prefix + "*", count=100)]
-        others = [int(v) for k, v in zip(keys, await client.mget(keys), strict=True)
-                  if v is not None and k.decode() != prefix + self.name]  # fmt: skip
+        others = [count for name, count in (await registry(client, prefix)).items() if name != self.name]
         n, self.shedding = to_shed(mine, others, Policy.from_settings(), shedding=self.shedding)
         if not n:
             return 0

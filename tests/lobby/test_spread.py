@@ -38,14 +38,8 @@ ENV = {
 
 async def _registry(client) -> dict[int, int]:
     """Joined sockets per worker pid, as each worker last registered them (a killed one until its entry expires)."""
-    prefix = f"{PREFIX}:rebalance:"
-    keys = [k async for k in client.scan_iter(match=prefix + "*")]
-    values = await client.mget(keys) if keys else []
-    return {
-        int(k.decode()[len(prefix) :].split("-")[-2]): int(v)
-        for k, v in zip(keys, values, strict=True)
-        if v is not None
-    }
+    entries = await rebalance.registry(client, f"{PREFIX}:rebalance:")
+    return {rebalance.registry_pid(name): count for name, count in entries.items()}
 
 
 async def _until(predicate, timeout: float, what: str):
