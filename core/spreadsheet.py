@@ -9,7 +9,8 @@ importer reads our own exports back with `csv_unguard`.
 """
 
 import csv
-from collections.abc import Iterable
+import io
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -47,3 +48,30 @@ class SafeCsvWriter:
 
 def csv_writer(out: _Writable, **kwargs: Any) -> SafeCsvWriter:
     return SafeCsvWriter(out, **kwargs)
+
+
+def csv_reader(text: str):
+    """A reader of a CSV as a spreadsheet exports it: a byte-order mark dropped, the delimiter (";" in many
+    locales, "," otherwise) the one its header line uses more."""
+    text = text.removeprefix("\ufeff")
+    header_line = text.split("\n", 1)[0]
+    delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
+    return csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+
+
+def csv_columns(reader) -> list[str] | None:
+    """The header's column names, trimmed and in lower case; None when there is no header."""
+    header = next(reader, None)
+    if header is None or not any(cell.strip() for cell in header):
+        return None
+    return [cell.strip().lower() for cell in header]
+
+
+def csv_rows(reader) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each row after the header that is not blank. A quoted cell may span lines: a row
+    starts on the line after the previous row ended."""
+    last_line = reader.line_num
+    for cells in reader:
+        line, last_line = last_line + 1, reader.line_num
+        if any(cell.strip() for cell in cells):
+            yield line, cells

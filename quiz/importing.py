@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.spreadsheet import csv_unguard, csv_writer
+from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
 from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
 
@@ -58,23 +58,16 @@ def _too_many_rows_error(line: int, unit: str) -> RowError:
     )
 
 
-def _csv_delimiter(header_line: str) -> str:
-    return ";" if header_line.count(";") > header_line.count(",") else ","
-
-
 def parse_csv(text: str) -> ImportResult:
     if (too_large := _too_large(text)) is not None:
         return too_large
-    text = text.removeprefix("\ufeff")
-    header_line = text.split("\n", 1)[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_csv_delimiter(header_line))
+    reader = csv_reader(text)
     result = ImportResult()
     try:
-        header = next(reader, None)
-        if header is None or not any(cell.strip() for cell in header):
+        columns = csv_columns(reader)
+        if columns is None:
             result.errors.append(RowError(1, "the file is empty; the first line must be the header"))
             return result
-        columns = [cell.strip().lower() for cell in header]
         missing = [name for name in CSV_REQUIRED_COLUMNS if name not in columns]
         if missing:
             result.errors.append(
@@ -85,14 +78,7 @@ def parse_csv(text: str) -> ImportResult:
                 )
             )
             return result
-        rows = 0
-        last_line = reader.line_num
-        for cells in reader:
-            # A quoted cell may span lines: a row starts on the line after the previous row ended.
-            line, last_line = last_line + 1, reader.line_num
-            if not any(cell.strip() for cell in cells):
-                continue
-            rows += 1
+        for rows, (line, cells) in enumerate(csv_rows(reader), start=1):
             if rows > MAX_ROWS:
                 result.errors.append(_too_many_rows_error(line, "line"))
                 break

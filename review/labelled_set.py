@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
-from core.spreadsheet import csv_unguard, csv_writer
+from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
 from quiz.importing import CSV_OPTION_COLUMNS, RowError
 from quiz.models import Provenance, Question
@@ -194,17 +194,13 @@ def labelled_set_csv_import(*, text: str, note: str = "imported labelled set") -
     """Load a graded set from CSV. A bad line is refused with its line number and the reason; the good lines are
     imported (a question already present is skipped, as with JSON)."""
     result = CsvImportResult()
-    text = text.removeprefix("\ufeff")
-    header_line = text.split("\n", 1)[0]
-    delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = csv_reader(text)
     good: list[dict[str, Any]] = []
     try:
-        header = next(reader, None)
-        if header is None or not any(cell.strip() for cell in header):
+        columns = csv_columns(reader)
+        if columns is None:
             result.errors.append(RowError(1, "the file is empty; the first line must be the header"))
             return result
-        columns = [cell.strip().lower() for cell in header]
         missing = [name for name in LABEL_CSV_REQUIRED if name not in columns]
         if missing:
             result.errors.append(RowError(1, f"the header is missing the column(s) {', '.join(missing)}"))
@@ -212,11 +208,7 @@ def labelled_set_csv_import(*, text: str, note: str = "imported labelled set") -
         if not any(name.startswith(PROBABILITY_PREFIX) for name in columns):
             result.errors.append(RowError(1, "the header has no probability column (p_answer_correct, ...)"))
             return result
-        last_line = reader.line_num
-        for cells in reader:
-            line, last_line = last_line + 1, reader.line_num
-            if not any(cell.strip() for cell in cells):
-                continue
+        for line, cells in csv_rows(reader):
             try:
                 item = _labelled_item_from_row(columns, cells)
                 _parse_labelled(item)
