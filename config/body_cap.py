@@ -51,26 +51,23 @@ class RequestBodyCap:
             state["too_large"] = True
         scope = {**scope, SCOPE_KEY: state}
         received = 0
-        ended = False
+        cut = False
+        end = {"type": "http.request", "body": b"", "more_body": False}
 
         async def capped_receive():
-            nonlocal received, ended
-            if ended or state["too_large"]:
-                if ended:
-                    # The body is over for the app; what the client still sends is never read.
+            nonlocal received, cut
+            if state["too_large"]:
+                if cut:
+                    # The app's body ended at the cap; what the client still sends is never read.
                     await asyncio.Future()
-                ended = True
-                return {"type": "http.request", "body": b"", "more_body": False}
+                cut = True
+                return end
             message = await receive()
-            if message["type"] != "http.request":
-                return message
-            received += len(message.get("body", b""))
-            if received > state["cap"]:
-                state["too_large"] = True
-                ended = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            if not message.get("more_body", False):
-                ended = True
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > state["cap"]:
+                    state["too_large"] = cut = True
+                    return end
             return message
 
         async def closing_send(message):
