@@ -2,6 +2,7 @@
 page in the page's language, nothing is saved, and no traceback is logged. (tests/adversarial/test_upload_caps.py
 sends the same through a real server; here the Django side, as the test client reaches it.)"""
 
+import asyncio
 import logging
 
 import pytest
@@ -77,3 +78,56 @@ def test_a_body_over_djangos_own_limit_gets_the_same_page_not_a_traceback(client
 def test_a_request_under_its_cap_is_served_as_before(client):
     response = client.post(reverse("quiz:round_import"), {"text": "question,option_a,option_b,correct\nQ?,A,B,A\n"})
     assert response.status_code == 200 and Round.objects.count() == 1
+
+
+async def _run(app, *, path: str, chunks: list[bytes], headers=()):
+    """`app` wrapped in RequestBodyCap, fed `chunks` as the body and then the client's disconnect."""
+    from config.body_cap import RequestBodyCap
+
+    incoming = [{"type": "http.request", "body": c, "more_body": n < len(chunks) - 1} for n, c in enumerate(chunks)]
+    incoming.append({"type": "http.disconnect"})
+    sent: list[dict] = []
+
+    async def receive():
+        return incoming.pop(0)
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
+    async with asyncio.timeout(5):  # an app left waiting for a message that never comes fails, not hangs
+        await RequestBodyCap(app)(scope, receive, send)
+    return sent
+
+
+async def test_a_body_within_its_cap_reaches_the_app_whole_and_the_disconnect_after_it(settings):
+    settings.REQUEST_BODY_MAX_BYTES = 100
+    seen: list[dict] = []
+
+    async def app(scope, receive, send):
+        while True:
+            message = await receive()
+            seen.append(message)
+            if message["type"] == "http.disconnect":
+                break
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+
+    sent = await _run(app, path="/", chunks=[b"a" * 60, b"b" * 40])
+    assert [m.get("body") for m in seen] == [b"a" * 60, b"b" * 40, None]
+    assert seen[-1]["type"] == "http.disconnect"
+    assert sent[0]["headers"] == []  # no Connection: close for a request within its cap
+
+
+async def test_a_streamed_body_ends_at_its_cap_and_the_answer_closes_the_connection(settings):
+    settings.REQUEST_BODY_MAX_BYTES = 100
+    seen: list[dict] = []
+
+    async def app(scope, receive, send):
+        seen.append(await receive())
+        seen.append(await receive())
+        assert scope["quizgate.body"]["too_large"]
+        await send({"type": "http.response.start", "status": 413, "headers": [(b"connection", b"keep-alive")]})
+
+    sent = await _run(app, path="/", chunks=[b"a" * 60, b"b" * 60, b"c" * 60])
+    assert [m["body"] for m in seen] == [b"a" * 60, b""] and not seen[-1]["more_body"]
+    assert sent[0]["headers"] == [(b"connection", b"close")]
