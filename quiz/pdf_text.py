@@ -5,7 +5,8 @@
 The PDF comes on stdin; one JSON object goes to stdout: {"text": ...} or {"refused": REASON, ...} with REASON one of
 "pages" (more pages than MAX_PAGES), "content" (the pages' content streams unpack to more than MAX_CONTENT_BYTES,
 counted page by page, so 400 pages sharing one stream count 400 times), "memory" (the address-space limit
-MAX_MEMORY_BYTES was hit) or "unreadable" (pypdf gave up). Text stops growing past MAX_CHARS (the caller refuses a
+MAX_MEMORY_BYTES was hit), "complex" (one of pypdf's own bounds, such as the operators in one content stream) or
+"unreadable" (pypdf gave up). Text stops growing past MAX_CHARS (the caller refuses a
 longer source anyway). The caller (quiz/uploads.py) holds the deadline and kills this process at it.
 
 Plain Python and pypdf only: no Django, so the process starts quickly and holds nothing of the web process's.
@@ -59,9 +60,8 @@ def extract(data: bytes, *, max_pages: int, max_content: int, max_chars: int) ->
             if chars > max_chars:
                 break
     except LimitReachedError as error:
-        # pypdf's own bounds (a stream past the allowance, too many operators in one stream).
-        message = str(error).lower()
-        return {"refused": "content" if "decompress" in message or "limit" in message else "unreadable"}
+        # pypdf's own bounds: a stream unpacking past the allowance, or too many operators in one stream.
+        return {"refused": "content" if "decompress" in str(error).lower() else "complex"}
     except MemoryError:
         return {"refused": "memory"}
     except Exception:  # noqa: BLE001 - pypdf raises many kinds for a damaged file

@@ -20,9 +20,9 @@ UPLOAD_SUFFIXES = (".txt", ".md", ".pdf")
 def generation_source_from_upload(*, name: str, data: bytes) -> str:
     lowered = name.lower()
     if not lowered.endswith(UPLOAD_SUFFIXES):
-        raise QuizError("Upload a .txt, .md or .pdf file.")
+        raise QuizError(_("Upload a .txt, .md or .pdf file."))
     if len(data) > conf.upload_max_bytes():
-        raise QuizError(f"That file is larger than {conf.upload_max_bytes() // (1024 * 1024)} MB.")
+        raise QuizError(_("That file is larger than %(size)s MB.") % {"size": conf.upload_max_bytes() // (1024 * 1024)})
     if lowered.endswith(".pdf"):
         text = pdf_text(data)
     else:
@@ -32,7 +32,7 @@ def generation_source_from_upload(*, name: str, data: bytes) -> str:
             text = data.decode("latin-1")
     text = text.strip()
     if not text:
-        raise QuizError("That file has no text in it (a scanned PDF has only pictures of text).")
+        raise QuizError(_("That file has no text in it (a scanned PDF has only pictures of text)."))
     return text
 
 
@@ -76,6 +76,8 @@ def pdf_text(data: bytes) -> str:
             _("That PDF's pages unpack to more than %(size)s MB, so it is not read. Upload the part you need.")
             % {"size": f"{limits.max_unpacked_bytes / (1024 * 1024):g}"}
         )
+    if refused == "complex":
+        raise QuizError(_("That PDF is too complex to read, so it is not read. Upload the part you need."))
     if refused == "memory":
         raise QuizError(_("That PDF needs too much memory to read, so it is not read."))
     raise QuizError(_("That PDF could not be read."))
