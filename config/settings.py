@@ -76,6 +76,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it runs before any view or the CSRF check reads the body: a body over its route's cap gets the 413
+    # page (config/body_cap.py).
+    "config.body_cap.RequestTooLargeMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -301,6 +304,19 @@ QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+# The largest request body of a route that declares no cap of its own (core/request_body.py; the source upload,
+# the question import and the labelled-set import declare theirs). Checked from Content-Length before the body is
+# read and counted while it streams (config/body_cap.py); over it, the 413 page, and the connection is closed.
+# It replaces Django's DATA_UPLOAD_MAX_MEMORY_SIZE, which would read the whole body and log a traceback.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
+# An uploaded PDF is read in a child process (quiz/uploads.py): at most this many pages, this many bytes its pages'
+# content streams unpack to (counted once per page that uses them), this much address space, and it is killed
+# after this many seconds. A refused PDF gets a message that says which limit it met.
+QUIZ_PDF_MAX_PAGES = env.int("QUIZ_PDF_MAX_PAGES", default=200)
+QUIZ_PDF_MAX_UNPACKED_BYTES = env.int("QUIZ_PDF_MAX_UNPACKED_BYTES", default=20 * 1024 * 1024)
+QUIZ_PDF_MAX_MEMORY_BYTES = env.int("QUIZ_PDF_MAX_MEMORY_BYTES", default=512 * 1024 * 1024)
+QUIZ_PDF_TIMEOUT = env.float("QUIZ_PDF_TIMEOUT", default=10.0)
 # Where a generation job runs (quiz/runner.py): a dotted path to a function taking the job's id. A Celery worker
 # when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
 QUIZ_GENERATION_RUNNER = env(

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.client_ip import client_ip_from_request, client_network
 from core.owner_keys import session_owner_key
+from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import conf
 from quiz.checking import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
@@ -78,7 +79,13 @@ class GenerateForm(forms.Form):
         return data
 
 
+def _generate_body_cap() -> int:
+    # The file, or the pasted text URL-encoded (up to 12 bytes for a 4-byte character), whichever is larger.
+    return max(conf.upload_max_bytes(), 12 * conf.source_max_chars()) + FORM_ALLOWANCE
+
+
 @require_http_methods(["GET", "POST"])
+@request_body_cap(_generate_body_cap)
 def generate_new(request: HttpRequest) -> HttpResponse:
     # Writing needs a model server and a pinned model id: there is no default id to file a round under.
     server_set = conf.writer_configured()

@@ -296,7 +296,7 @@ class RoundWriter:
     def _valid_in(checks: list[asyncio.Task[None]]) -> int:
         return len(checks)
 
-    async def _take(self, raw: dict[str, Any], checks: list[asyncio.Task[None]]) -> bool:
+    async def _take(self, raw: Any, checks: list[asyncio.Task[None]]) -> bool:
         """Validate one item and start its check; False when it is not used."""
         self.progress.written += 1
         number = self.progress.written

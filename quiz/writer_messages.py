@@ -108,12 +108,17 @@ def _budget(facts: RoundFacts) -> list[str]:
     return [text % {"seconds": seconds_text(facts.job_budget), "attempts": attempts}]
 
 
+def _reasons(facts: RoundFacts) -> str:
+    """The most common reasons items were invalid, "; …" when there were more."""
+    reasons = [reason for reason, _ in Counter(facts.invalid_reasons).most_common(MAX_REASONS)]
+    return "; ".join(reasons) + ("; …" if len(set(facts.invalid_reasons)) > MAX_REASONS else "")
+
+
 def _invalid(facts: RoundFacts) -> list[str]:
     count = len(facts.invalid_reasons)
     if not count:
         return []
-    reasons = [reason for reason, _ in Counter(facts.invalid_reasons).most_common(MAX_REASONS)]
-    why = "; ".join(reasons) + ("; …" if len(set(facts.invalid_reasons)) > MAX_REASONS else "")
+    why = _reasons(facts)
     text = ngettext(
         "%(count)d question the model wrote was invalid (%(why)s).",
         "%(count)d questions the model wrote were invalid (%(why)s).",
@@ -234,10 +239,31 @@ def ungated_message(facts: RoundFacts, *, checked: int) -> str:
     return _join([*causes, text % {"count": checked}])
 
 
+def _none_usable(facts: RoundFacts) -> list[str]:
+    """Every item the model wrote was invalid: how many, and the first reasons."""
+    count = len(facts.invalid_reasons)
+    values = {"count": count, "why": _reasons(facts), "attempts": len(facts.attempts)}
+    if len(facts.attempts) > 1:
+        text = ngettext(
+            "The model's %(attempts)d replies had %(count)d question, none usable: %(why)s.",
+            "The model's %(attempts)d replies had %(count)d questions, none usable: %(why)s.",
+            count,
+        )
+    else:
+        text = ngettext(
+            "The model's reply had %(count)d question, none usable: %(why)s.",
+            "The model's reply had %(count)d questions, none usable: %(why)s.",
+            count,
+        )
+    return [text % values]
+
+
 def failed_message(facts: RoundFacts) -> str:
     """Nothing playable: the error that ended the job, or what went wrong on the way."""
     if facts.error:
         return _join([facts.error])
+    if facts.invalid_reasons and not facts.duplicates:
+        return _join([*_too_slow(facts), *_budget(facts), *_none_usable(facts), gettext("Try again.")])
     causes = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
     if not causes:
         return gettext("The model did not write any usable question.")

@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz.exceptions import InvalidQuestion
 from review import evidence
 from review.admin_filters import (
@@ -434,6 +435,7 @@ class ThresholdAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = 'attachment; filename="quizgate-labels.csv"'
         return response
 
+    @request_body_cap(lambda: LABELS_MAX_BYTES + FORM_ALLOWANCE)
     def labels_import_view(self, request):
         """A graded CSV in: the good lines become labelled questions, each bad one is named with its line."""
         can_import = self.has_change_permission(request) and request.user.has_perm("review.add_review")

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from quiz.exceptions import QuizError
 from quiz.jobs import generation_cancel, generation_job_create, generation_run
@@ -165,3 +166,55 @@ def test_the_hosts_page_counts_the_repeats_and_says_why_the_round_is_short(write
     assert job.message == message
     page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
     assert 'data-field="duplicates">1<' in page and message in page
+
+
+def _host_page_job(client, *, count: int, topic: str = "Birds"):
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=count, topic=topic)
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reply_whose_items_are_none_of_them_questions_tells_the_host_how_many_and_why(writer, settings, client):
+    # 30 items the schema calls for as objects, sent as strings: nothing to play, and the host is told why.
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.default = Turn(questions=[f"Question {n}: which bird hovers?" for n in range(1, 31)])
+    job = _host_page_job(client, count=10)
+    assert job.status == GenerationStatus.FAILED and job.round is None
+    assert job.invalid == 30
+    message = "The model's reply had 30 questions, none usable: a question must be an object. Try again."
+    assert job.message == message
+    assert generation_snapshot(job)["message"] == message
+    status = client.get(reverse("quiz:generate_status", args=[job.pk])).json()
+    assert status["job"]["message"] == message
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert message.replace("'", "&#x27;") in page and 'data-field="invalid">30<' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_replies_whose_items_all_break_the_schema_name_the_first_reasons(writer, settings, client):
+    one_option = [{"question": f"Q{n}?", "options": ["Only"], "correct_index": 0} for n in range(20)]
+    no_options = [{"question": f"R{n}?", "choices": ["A", "B"], "answer": 1} for n in range(10)]
+    writer.writer.default = Turn(questions=one_option + no_options)
+    job = _host_page_job(client, count=10)
+    assert job.status == GenerationStatus.FAILED and job.invalid == 90 and job.attempt == 3
+    message = (
+        "The model's 3 replies had 90 questions, none usable: a question needs 2 to 6 options, not 1; "
+        "options must be a list. Try again."
+    )
+    assert job.message == message
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert message.replace("'", "&#x27;") in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_none_usable_message_is_translated(writer, settings, client):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.default = Turn(questions=["not a question"] * 30)
+    with translation.override("de"):
+        job = _host_page_job(client, count=10)
+    assert job.message.startswith("Die Antwort des Modells hatte 30 Fragen, keine davon brauchbar:")
