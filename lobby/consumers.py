@@ -14,6 +14,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from core import metrics
 from core.i18n import language_from_scope
 from lobby import events, heal, ratelimit, rebalance, review, services, standings
 from lobby.batching import GroupCommit
@@ -82,9 +83,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.budget = ratelimit.ConnectionBudget.from_settings()
         self.flooded = False
         await self.accept()
+        metrics.socket_opened()
         self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
+        metrics.socket_closed()
         self.join_deadline.cancel()
         heal.forget(self)
         rebalance.forget(self)
@@ -205,6 +208,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_answer(self, message):
         self._require("player")
+        arrived = time.monotonic()
         ack = await _answers.submit(
             services.AnswerIn(
                 player_id=self.player_id,
@@ -215,6 +219,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         )
         self.answered[ack.question_index] = ack.option
         await self.send_json({"type": "answered", "question": ack.question_index, "option": ack.option})
+        metrics.answer_acked(time.monotonic() - arrived)
 
     async def on_report(self, message):
         self._require("player")
@@ -350,6 +355,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
             # join and say "removed"); the client's periodic sync or the next event brings the picture.
             return
         await self.deliver(common, picture)
+        if isinstance(common.get("sent_at"), float):
+            metrics.fanout_observed(time.time() - common["sent_at"])
 
     async def deliver(self, common: dict, picture) -> None:
         """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import openai
 
+from core import metrics
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
 from quiz.prompts import STRING_LENGTH_KEYWORDS, question_schema
@@ -38,6 +39,8 @@ class ModelClient:
         self.grounded = grounded
         self.schema: SchemaLevel = "bounded"
         self.tokens_param = "max_tokens"
+        # Ask for the token usage in the stream's last chunk (counted in the metrics); off for a server that refuses it.
+        self.ask_usage = True
         # The model id the server says is writing (each streamed chunk's `model`).
         self.served_model = ""
         self._client = client or openai.AsyncOpenAI(
@@ -66,6 +69,8 @@ class ModelClient:
             "stream": True,
             self.tokens_param: self.config.max_tokens,
         }
+        if self.ask_usage:
+            request["stream_options"] = {"include_usage": True}
         if self.use_schema:
             request["response_format"] = {
                 "type": "json_schema",
@@ -106,6 +111,9 @@ class ModelClient:
                 if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
                     self.tokens_param = "max_completion_tokens"
                     continue
+                if "stream_options" in text and self.ask_usage:
+                    self.ask_usage = False
+                    continue
                 if self._schema_refused(text):
                     continue
                 raise WriterError(f"The model server refused the request: {text[:200]}") from error
@@ -139,6 +147,12 @@ class ModelClient:
         try:
             async for chunk in stream:
                 self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    metrics.writer_tokens(
+                        input_tokens=_count(getattr(usage, "prompt_tokens", None)),
+                        output_tokens=_count(getattr(usage, "completion_tokens", None)),
+                    )
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = getattr(choice, "delta", None)
                     content = getattr(delta, "content", None) if delta is not None else None
@@ -162,6 +176,10 @@ class ModelClient:
             f"The model's reply went past {_size(self.config.max_reply_bytes)} (QUIZ_WRITER_MAX_REPLY_BYTES) and "
             "was cut there; the questions completed before that are kept."
         )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _size(count: int) -> str:
