@@ -8,7 +8,9 @@ and its questions stay (they are the host's, not the players'), and so do the re
 report's words go, what the reviewer decided from them stays.
 
 Browser sessions (a host's sign-in, the owner key of an anonymous host's past games) go when they have expired,
-or when they were last used more than RETENTION_DAYS ago, whichever comes first.
+or when they were last used more than RETENTION_DAYS ago, whichever comes first. The client network a generation
+job was asked from (an address, kept for the per-network limits of the last 24 hours) is blanked on jobs older
+than the period; the job itself stays with its round.
 """
 
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from lobby.models import Answer, Player, Report, Room
+from quiz.models import GenerationJob
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Purged:
     answers: int
     reports: int
     sessions: int
+    networks: int
     cutoff: datetime
 
 
@@ -57,15 +61,18 @@ def old_data_purge(*, days: int | None = None, now: datetime | None = None, dry_
     session_line = max(now, cutoff + timedelta(seconds=settings.SESSION_COOKIE_AGE))
     with transaction.atomic():
         room_ids = list(rooms_past_retention(cutoff=cutoff).values_list("pk", flat=True))
+        jobs = GenerationJob.objects.filter(created_at__lt=cutoff).exclude(client_network="")
         counts = Purged(
             rooms=len(room_ids),
             players=Player.objects.filter(room_id__in=room_ids).count(),
             answers=Answer.objects.filter(room_id__in=room_ids).count(),
             reports=Report.objects.filter(room_id__in=room_ids).count(),
             sessions=Session.objects.filter(expire_date__lt=session_line).count(),
+            networks=jobs.count(),
             cutoff=cutoff,
         )
         if not dry_run:
             Room.objects.filter(pk__in=room_ids).delete()
             Session.objects.filter(expire_date__lt=session_line).delete()
+            jobs.update(client_network="")
     return counts

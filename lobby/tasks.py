@@ -12,10 +12,11 @@ def purge_old_data() -> None:
     """Celery beat's daily run of `manage.py purge_old_data` (CELERY_BEAT_SCHEDULE)."""
     purged = old_data_purge()
     logger.info(
-        "retention: deleted %d rooms (%d players, %d answers, %d reports) and %d sessions",
+        "retention: deleted %d rooms (%d players, %d answers, %d reports) and %d sessions; blanked %d job networks",
         purged.rooms,
         purged.players,
         purged.answers,
         purged.reports,
         purged.sessions,
+        purged.networks,
     )

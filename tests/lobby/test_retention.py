@@ -15,8 +15,8 @@ from config.celery_app import app
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from lobby.retention import old_data_purge
 from lobby.tasks import purge_old_data
-from quiz.models import Round
-from tests.factories import AnswerFactory, PlayerFactory, ReportFactory, RoomFactory
+from quiz.models import GenerationJob, Round
+from tests.factories import AnswerFactory, GenerationJobFactory, PlayerFactory, ReportFactory, RoomFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -93,6 +93,16 @@ def test_sessions_go_once_last_used_before_the_period_or_expired(settings):
     expired = _session(last_used_days_ago=15)
     assert old_data_purge().sessions == 1
     assert not Session.objects.filter(pk=expired).exists() and Session.objects.filter(pk=recent).exists()
+
+
+def test_the_network_a_round_was_asked_from_is_blanked_after_the_period(settings):
+    settings.RETENTION_DAYS = 30
+    old = GenerationJobFactory(client_network="203.0.113.0/24")
+    recent = GenerationJobFactory(client_network="198.51.100.7")
+    GenerationJob.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=31))
+    assert old_data_purge().networks == 1
+    assert GenerationJob.objects.get(pk=old.pk).client_network == ""  # the job and its round stay
+    assert GenerationJob.objects.get(pk=recent.pk).client_network == "198.51.100.7"
 
 
 def test_the_command_says_what_it_deleted_and_a_dry_run_deletes_nothing(settings):
