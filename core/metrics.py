@@ -13,6 +13,7 @@ scrape reads them (config/probes.py), so every process reports the same truth.
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
@@ -108,9 +109,29 @@ def process_exited(pid: int | None = None) -> None:
         mark_process_dead(pid or os.getpid())
 
 
+def _forget_dead_processes(directory: str) -> None:
+    """A worker killed outright (SIGKILL, out of memory) never ran its shutdown: its live gauges would count its
+    closed sockets for ever. The directory is this machine's, so a pid that is not running here is gone."""
+    for path in Path(directory).glob("gauge_live*_*.db"):
+        pid = path.stem.rsplit("_", 1)[1]
+        if pid.isdigit() and not _running(int(pid)):
+            mark_process_dead(int(pid), directory)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process of that number: not ours, but alive
+        return True
+    return True
+
+
 def exposition(extra: Iterable[object] = ()) -> bytes:
     """The text a scrape gets: every process's figures (or this one's) and the `extra` collectors read now."""
     if multiprocess_dir():
+        _forget_dead_processes(multiprocess_dir())
         registry = CollectorRegistry()
         MultiProcessCollector(registry)
     else:

@@ -2,7 +2,9 @@
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import time
 
 import httpx
@@ -94,17 +96,34 @@ async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
         for _ in range(8):
             opened.append(await websockets.connect(url, origin=origin))
         async with httpx.AsyncClient(base_url=origin, timeout=15) as http:
-            assert (await http.get("/metrics")).status_code == 403
-            pids = set()
-            for _ in range(6):
+
+            async def sockets_by_pid() -> dict[int, float]:
                 response = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
                 assert response.status_code == 200
                 found = samples(response.text)
-                sockets = {name: value for name, value in found.items() if name.startswith("quizgate_sockets_open{")}
-                assert sum(sockets.values()) == 8, sockets
-                pids |= set(sockets)
+                prefix = 'quizgate_sockets_open{pid="'
+                return {int(name[len(prefix) : -2]): value for name, value in found.items() if name.startswith(prefix)}
+
+            assert (await http.get("/metrics")).status_code == 403
+            for _ in range(6):  # whichever worker answers
+                assert sum((await sockets_by_pid()).values()) == 8
                 await asyncio.sleep(0.05)
-            assert all('pid="' in name for name in pids)
+
+            # A worker killed outright runs no shutdown: its sockets leave the sum all the same.
+            counts = await sockets_by_pid()
+            victim = max(counts, key=counts.get)
+            survivors = 8 - counts[victim]
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    counts = await sockets_by_pid()
+                except httpx.TransportError:  # the scrape reached the dying worker
+                    counts = {}
+                if counts and victim not in counts and sum(counts.values()) == survivors:
+                    break
+                assert time.monotonic() < deadline, counts
+                await asyncio.sleep(0.2)
     finally:
         for socket in opened:
             await socket.close()
