@@ -70,6 +70,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
 
     language: str | None = None  # its page's, read from the handshake on the first frame
+    counted = False  # in the open sockets' metric (core/metrics.py)
 
     async def connect(self):
         self.code = services.normalize_code(self.scope["url_route"]["kwargs"]["code"])
@@ -84,10 +85,13 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.flooded = False
         await self.accept()
         metrics.socket_opened()
+        self.counted = True
         self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
-        metrics.socket_closed()
+        if self.counted:  # a connect that failed before it was accepted counted nothing
+            self.counted = False
+            metrics.socket_closed()
         self.join_deadline.cancel()
         heal.forget(self)
         rebalance.forget(self)
