@@ -24,6 +24,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -125,6 +126,13 @@ def _authorized(request: HttpRequest) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected.encode())
 
 
+def _exposition() -> bytes:
+    try:
+        return metrics.exposition([ScrapeCollector()])
+    finally:
+        connection.close()  # the rooms' count ran on a pool thread: it keeps no connection between scrapes
+
+
 async def metrics_view(request: HttpRequest) -> HttpResponse:
     if not settings.METRICS_TOKEN:
         return HttpResponse(status=404)
@@ -134,7 +142,7 @@ async def metrics_view(request: HttpRequest) -> HttpResponse:
             status=403,
             content_type="application/json",
         )
-    text = await sync_to_async(metrics.exposition, thread_sensitive=False)([ScrapeCollector()])
+    text = await sync_to_async(_exposition, thread_sensitive=False)()
     return HttpResponse(text, content_type=CONTENT_TYPE_LATEST, headers=NO_STORE)
 
 

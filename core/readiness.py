@@ -29,11 +29,15 @@ class Part:
 
 
 def _database_ping() -> str:
-    connection.close_if_unusable_or_obsolete()  # a connection the database dropped is replaced, not reported
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
-    return connection.vendor
+    """A fresh connection each time, closed after: the probe says whether a new one can be had, and a pool thread
+    keeps no connection open between probes."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+        return connection.vendor
+    finally:
+        connection.close()
 
 
 async def database_ready() -> str:

