@@ -56,9 +56,6 @@ def banner(args: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        # Every worker writes its metrics there (core/metrics.py); `make serve` empties it before starting.
-        os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
     if settings.QUIZ_LOCAL_NETWORK:
         print(banner(args), flush=True)
     uvicorn.main.main(args=command_line(args), prog_name="python -m config.serve")

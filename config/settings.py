@@ -4,6 +4,7 @@ The embedded default (no DATABASE_URL, no REDIS_URL) is SQLite, Channels' in-mem
 Celery tasks run in-process; setting DATABASE_URL / REDIS_URL switches to PostgreSQL and Redis.
 """
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -383,6 +384,13 @@ VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)
 # seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).
 # Several processes: PROMETHEUS_MULTIPROC_DIR (an environment variable, read by prometheus-client; core/metrics.py).
 READYZ_TIMEOUT = env.float("READYZ_TIMEOUT", default=2.0)
+# prometheus-client reads PROMETHEUS_MULTIPROC_DIR when it is imported, after these settings: an empty value would
+# put its files in the working directory, and a directory that is not there would fail the process's first metric.
+if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+    if os.environ["PROMETHEUS_MULTIPROC_DIR"]:
+        os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    else:
+        del os.environ["PROMETHEUS_MULTIPROC_DIR"]
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 # "json": one JSON object a line (time, level, logger, message and any extras; core/json_logs.py); "plain" else.
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
