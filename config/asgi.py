@@ -10,6 +10,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from config.body_cap import RequestBodyCap  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
+from core import metrics  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
 from lobby import rebalance  # noqa: E402
 from lobby.clock import clock_start, clock_stop  # noqa: E402
@@ -45,6 +46,7 @@ class Lifespan:
                     await rebalance.stop()
                 if recorded_loop:
                     server_loop_stopped()
+                metrics.process_exited()  # its open sockets leave the metrics' sum
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -4,10 +4,12 @@ The embedded default (no DATABASE_URL, no REDIS_URL) is SQLite, Channels' in-mem
 Celery tasks run in-process; setting DATABASE_URL / REDIS_URL switches to PostgreSQL and Redis.
 """
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from celery.schedules import crontab
 
 from core.lan import lan_address
 
@@ -65,6 +67,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics (config/probes.py), answered before the https redirect, the host check and the
+    # session: a load balancer probes the process's own address over plain http.
+    "config.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.csp.QuizgateCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -171,6 +176,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
+# Retention (lobby/retention.py): a game's players, their nicknames and answers, and its reports are deleted with the
+# room this many days after its last activity, and browser sessions this long after their last use; `manage.py
+# purge_old_data` does it, run daily by Celery beat (and by `make run` at each start).
+RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
+CELERY_BEAT_SCHEDULE = {
+    "purge-old-data": {"task": "lobby.tasks.purge_old_data", "schedule": crontab(hour=3, minute=17)},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -384,11 +396,31 @@ CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)
 CROWD_MAJORITY = env.float("CROWD_MAJORITY", default=0.6)
 VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)
 
+# What an operator sees: /healthz and /readyz for a load balancer (each readiness check cut at READYZ_TIMEOUT
+# seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).
+# Several processes: PROMETHEUS_MULTIPROC_DIR (an environment variable, read by prometheus-client; core/metrics.py).
+READYZ_TIMEOUT = env.float("READYZ_TIMEOUT", default=2.0)
+# prometheus-client reads PROMETHEUS_MULTIPROC_DIR when it is imported, after these settings: an empty value would
+# put its files in the working directory, and a directory that is not there would fail the process's first metric.
+if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+    if os.environ["PROMETHEUS_MULTIPROC_DIR"]:
+        os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    else:
+        del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# "json": one JSON object a line (time, level, logger, message and any extras; core/json_logs.py); "plain" else.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise environ.ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "core.json_logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},

@@ -13,6 +13,7 @@ from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core import metrics
 from lobby import events, machine, review
 from lobby.exceptions import (
     AlreadyAnswered,
@@ -571,6 +572,7 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
             results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
+    metrics.answers_stored(len(accepted))
     return results
 
 

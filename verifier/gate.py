@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from asgiref.sync import sync_to_async
 
+from core import metrics
 from verifier import conf, policy
 from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
 from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
@@ -94,6 +95,7 @@ class Gate:
             timeout=config.timeout,
             guard=self._guard,
             past_deadline=self._past_deadline,
+            backend=config.backend,
         )
         # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
         self.second = config.second_opinion if self.enabled else None
@@ -111,6 +113,7 @@ class Gate:
                 timeout=self.second.timeout,
                 guard=self._second_guard,
                 past_deadline=self._past_deadline,
+                backend=self.second.backend,
             )
         self.tally = RoundTally()
         self._closed = False
@@ -240,6 +243,7 @@ class Gate:
             decision = self._out_of_budget(item, now)
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
+        metrics.gate_decided(backend=self.config.backend, outcome=decision.outcome, reason=decision.reason)
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
