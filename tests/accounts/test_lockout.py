@@ -5,12 +5,10 @@ import re
 from datetime import timedelta
 
 import pytest
-from axes.models import AccessAttempt
 from django.contrib.auth import get_user_model
 from django.db.models import F
 from django.test import Client
 from django.utils import timezone
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from tests.factories import HostUserFactory
 
@@ -45,6 +43,8 @@ def _minutes_shown(page: str) -> int:
 
 def _age_attempts(minutes: float) -> None:
     """As if the wrong passwords had been typed `minutes` earlier (the wait is counted from the latest)."""
+    from axes.models import AccessAttempt
+
     AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(minutes=minutes))
 
 
@@ -192,6 +192,8 @@ def test_with_the_setting_on_the_admin_asks_for_the_enrolled_apps_code(settings)
     wrong_password = _admin_login(browser, "rita", "guess", otp_token=_code(url))
     assert not _signed_in(browser) and "correct username and password" in wrong_password.content.decode()
 
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
     # The wrong code slowed the device's next try (django-otp: 1 s, 2 s, 4 s, ...): as if that second had passed.
     TOTPDevice.objects.update(throttling_failure_timestamp=timezone.now() - timedelta(seconds=10))
     assert _admin_login(browser, "rita", PASSWORD, otp_token=_code(url)).status_code == 302
@@ -210,6 +212,7 @@ def test_with_the_setting_on_a_staff_session_without_a_code_is_not_let_into_the_
 
 def test_only_staff_are_enrolled_and_replace_removes_the_lost_phone():
     from django.core.management import CommandError, call_command
+    from django_otp.plugins.otp_totp.models import TOTPDevice
 
     HostUserFactory(username="mara", password=PASSWORD)
     with pytest.raises(CommandError, match="not staff"):
