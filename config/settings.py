@@ -205,6 +205,11 @@ AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
 # long it is, and it counts down).
 AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Masked in the attempts' stored form data and in the log lines (the password always is).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token", "csrfmiddlewaretoken"]
+# Wrong passwords are kept only until their cool-off ends; a row per successful sign-in (account, address,
+# browser), kept until deleted, is written only when AUTH_ACCESS_LOG asks for it.
+AXES_DISABLE_ACCESS_LOG = not env.bool("AUTH_ACCESS_LOG", default=False)
 # The sign-in and admin login pages say "locked" and the wait themselves (accounts/lockout.py), in the page's
 # language; axes' middleware, which would replace the page with a bare message, is left out.
 SILENCED_SYSTEM_CHECKS = ["axes.W002"]

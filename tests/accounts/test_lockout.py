@@ -191,6 +191,10 @@ def test_with_the_setting_on_the_admin_asks_for_the_enrolled_apps_code(settings)
     assert not _signed_in(browser) and "not right or has expired" in wrong.content.decode()
     wrong_password = _admin_login(browser, "rita", "guess", otp_token=_code(url))
     assert not _signed_in(browser) and "correct username and password" in wrong_password.content.decode()
+    from axes.models import AccessAttempt
+
+    stored = AccessAttempt.objects.get(username="rita").post_data
+    assert _code(url) not in stored and "guess" not in stored and "otp_token=****" in stored
 
     from django_otp.plugins.otp_totp.models import TOTPDevice
 
