@@ -36,5 +36,5 @@ class AdminLoginForm(LockoutFormMixin, AdminAuthenticationForm):
         if settings.ADMIN_REQUIRE_TOTP:
             user = self.get_user()
             # Kept on the user: django-otp's sign-in hook puts the device in the session (is_verified()).
-            user.otp_device = totp_check(user, cleaned.get("otp_token") or "")
+            user.otp_device = totp_check(user=user, token=cleaned.get("otp_token") or "")
         return cleaned

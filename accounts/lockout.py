@@ -36,7 +36,7 @@ def is_locked_out(request: HttpRequest) -> bool:
     return bool(getattr(request, "axes_locked_out", False))
 
 
-def lockout_wait(request: HttpRequest, username: str) -> timedelta:
+def lockout_time_left(*, request: HttpRequest, username: str) -> timedelta:
     """How long `username` still waits from this request's address: the cool-off from its latest wrong password
     (a try while locked does not count, AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT). At least one second."""
     cool_off = get_cool_off(request) or timedelta(0)
@@ -66,7 +66,9 @@ class LockoutFormMixin:
 
     def get_invalid_login_error(self) -> ValidationError:
         if is_locked_out(self.request):
-            self.lockout_wait = lockout_wait(self.request, self.cleaned_data.get("username") or "")
+            self.lockout_wait = lockout_time_left(
+                request=self.request, username=self.cleaned_data.get("username") or ""
+            )
             return ValidationError(lockout_message(self.lockout_wait), code="locked_out")
         return super().get_invalid_login_error()
 

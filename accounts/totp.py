@@ -38,7 +38,7 @@ class _Lines:
         pass
 
 
-def totp_enrol(user: AbstractBaseUser, *, name: str = "authenticator", replace: bool = False) -> Enrolled:
+def totp_enrol(*, user: AbstractBaseUser, name: str = "authenticator", replace: bool = False) -> Enrolled:
     """A new confirmed TOTP device for a staff account. With `replace`, the account's other TOTP devices go
     (a lost phone); without, they stay and any of them signs in."""
     if not user.is_staff:
@@ -50,7 +50,7 @@ def totp_enrol(user: AbstractBaseUser, *, name: str = "authenticator", replace: 
     return Enrolled(device=device, url=device.config_url)
 
 
-def totp_check(user: AbstractBaseUser, token: str) -> TOTPDevice:
+def totp_check(*, user: AbstractBaseUser, token: str) -> TOTPDevice:
     """The device whose current code `token` is, else a ValidationError saying what to do. A wrong code slows
     the next tries of that device (django-otp's throttling: 1 s, 2 s, 4 s, ...)."""
     devices = list(TOTPDevice.objects.filter(user=user, confirmed=True))

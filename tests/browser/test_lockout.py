@@ -34,7 +34,7 @@ def staff_code(transactional_db, settings) -> str:
     """A superuser with an enrolled authenticator app, the admin asking for codes; the code the app shows now."""
     settings.ADMIN_REQUIRE_TOTP = True
     staff = get_user_model().objects.create_superuser(username="rita", password=PASSWORD)
-    url = totp_enrol(staff).url
+    url = totp_enrol(user=staff).url
     secret = parse_qs(urlsplit(url).query)["secret"][0]
     return f"{totp(base64.b32decode(secret + '=' * (-len(secret) % 8))):06d}"
 

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"No account is called {username!r} (usernames are case-sensitive).")
         try:
-            enrolled = totp_enrol(user, name=name, replace=replace)
+            enrolled = totp_enrol(user=user, name=name, replace=replace)
         except NotStaff:
             raise CommandError(
                 f"{username!r} is not staff: only staff sign in to the admin. Make it staff first "
