@@ -55,3 +55,43 @@ def test_wrong_passwords_on_one_process_lock_the_account_on_another_and_after_a_
     first.stop()
     restarted = servers("asgi-1-restarted")
     assert _sign_in(restarted, "mara", PASSWORD).status_code == 429
+
+
+def _browser(server) -> tuple[httpx.Client, str]:
+    browser = httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=60)
+    page = browser.get("/accounts/sign-in/")
+    return browser, re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+
+
+def test_a_burst_of_parallel_guesses_at_two_processes_gets_no_more_checked_than_the_limit(servers, settings):
+    """40 guesses sent at once, split over two processes: no more are compared with the password than the
+    lockout allows, because the checks in flight count too (accounts.lockout.password_check_slot). They are
+    counted in the cache: Redis, shared by the processes, with REDIS_URL; without it each process counts its
+    own (`make run` is one process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from axes.models import AccessAttempt
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    HostUserFactory(username="mara", password=PASSWORD)
+    first, second = servers("asgi-1"), servers("asgi-2")
+    browsers = [_browser(first), _browser(second)]
+
+    def guess(n: int) -> httpx.Response:
+        browser, token = browsers[n % 2]
+        data = {"csrfmiddlewaretoken": token, "username": "mara", "password": f"guess {n}"}
+        return browser.post("/accounts/sign-in/", data=data)
+
+    with ThreadPoolExecutor(max_workers=40) as pool:
+        replies = list(pool.map(guess, range(40)))
+    # A guess refused before its check is not recorded (AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT off): the
+    # count is the guesses compared with the password.
+    checked = sum(AccessAttempt.objects.filter(username="mara").values_list("failures_since_start", flat=True))
+    refused = [reply for reply in replies if reply.status_code == 429]
+    print(f"40 parallel guesses over 2 processes: {checked} checked, {len(refused)} answered 429")
+    assert all(reply.status_code in (200, 429) for reply in replies) and len(refused) > 30
+    assert all("locked here" in reply.text or "at once" in reply.text for reply in refused)
+    assert 5 <= checked <= (5 if settings.REDIS_URL else 5 * 2)
+    assert _sign_in(first, "mara", PASSWORD).status_code == 429
+    for browser, _token in browsers:
+        browser.close()
