@@ -1,6 +1,7 @@
 """Wrong passwords: django-axes counts them in the database per account and address (settings, AXES_*), at the
-hosts' sign-in and the admin's login alike; this module gives axes the client's address and says, in the page's
-language, that an account is locked and how long it waits."""
+hosts' sign-in and the admin's login alike; this module gives axes the client's address, counts the password
+checks in flight so that guesses sent at once are no more than the limit, and says, in the page's language, that
+an account is locked and how long it waits."""
 
 import hashlib
 import ipaddress
