@@ -5,6 +5,7 @@ Celery tasks run in-process; setting DATABASE_URL / REDIS_URL switches to Postgr
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -51,7 +52,8 @@ if QUIZ_PUBLIC_URL:
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    # Django's admin on accounts.admin_site.AdminSite: the lockout message, and TOTP when ADMIN_REQUIRE_TOTP is on.
+    "config.apps.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -59,6 +61,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "csp",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "quiz",
     "verifier",
     "review",
@@ -79,6 +84,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): signed in with a one-time code (the admin asks for one when ADMIN_REQUIRE_TOTP).
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so it runs before any view or the CSRF check reads the body: a body over its route's cap gets the 413
@@ -191,6 +198,41 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Wrong passwords (django-axes, accounts/lockout.py): AUTH_LOCKOUT_FAILURES wrong passwords for one account from
+# one address lock that account, from that address only, for AUTH_LOCKOUT_MINUTES, at the hosts' sign-in and the
+# admin's alike (the right password is refused too until then). Other accounts behind the same address (a school's
+# one NAT address) and the same account from elsewhere sign in as before. The count is kept in the database, so
+# every server process sees it and a restart does not clear it. An operator unlocks with
+# `manage.py axes_reset_username NAME` (README, Accounts); the admin lists the attempts under "Axes".
+AUTH_LOCKOUT_FAILURES = env.int("AUTH_LOCKOUT_FAILURES", default=5)
+AUTH_LOCKOUT_MINUTES = env.int("AUTH_LOCKOUT_MINUTES", default=15)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked account before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = AUTH_LOCKOUT_FAILURES
+AXES_COOLOFF_TIME = timedelta(minutes=AUTH_LOCKOUT_MINUTES)
+# The address the rate limits use (TRUST_X_FORWARDED_FOR), an IPv6 client's /64 as one address.
+AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
+# A right password starts the count again; a try while locked does not make the wait longer (the page says how
+# long it is, and it counts down).
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Masked in the attempts' stored form data and in the log lines (the password always is).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token", "csrfmiddlewaretoken"]
+# Wrong passwords are kept only until their cool-off ends; a row per successful sign-in (account, address,
+# browser), kept until deleted, is written only when AUTH_ACCESS_LOG asks for it.
+AXES_DISABLE_ACCESS_LOG = not env.bool("AUTH_ACCESS_LOG", default=False)
+# The sign-in and admin login pages say "locked" and the wait themselves (accounts/lockout.py), in the page's
+# language; axes' middleware, which would replace the page with a bare message, is left out.
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
+# The admin asks staff for a one-time code (TOTP, django-otp) besides the password. A staff account enrols an
+# authenticator app with `manage.py totp_enrol NAME` first. Off by default, so a fresh `make run` signs in as before.
+ADMIN_REQUIRE_TOTP = env.bool("ADMIN_REQUIRE_TOTP", default=False)
+OTP_TOTP_ISSUER = env("OTP_TOTP_ISSUER", default="Quizgate")
+
 # Hosts may sign in (accounts/) to keep their rounds and games; players never do.
 LOGIN_URL = "accounts:sign_in"
 LOGIN_REDIRECT_URL = "lobby:past_games"
@@ -288,8 +330,6 @@ REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
 # counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
 RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
-# Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
-RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)
 # Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
@@ -427,5 +467,7 @@ LOGGING = {
         # One INFO line per HTTP call would bury the gate's one line per round.
         "httpx": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
+        # django-axes: a WARNING per wrong password and per lockout (names and addresses masked); not its INFO.
+        "axes": {"level": "WARNING"},
     },
 }
