@@ -284,3 +284,32 @@ async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room
         await client.__aexit__()
     server.close()
     assert after - before <= 2, f"{after - before} more Redis connections for 15 joins"
+
+
+async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_player_still_is(room, settings, sockets):
+    """The host's actions come out of a host's budget (WS_HOST_RATE_BURST), not the players' (WS_RATE_BURST): a
+    round of ten questions stepped through as fast as the screen answers (31 steps) is never told to slow down,
+    while a player's connection is held to the players' budget as before."""
+    from tests.factories import SAMPLE
+
+    created = await room(questions=(SAMPLE * 4)[:10])
+    code = created.room.code
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    player, _ = await joined_client(sockets, code, "Ada")
+    steps = [("start", "lobby", -1)]
+    for index in range(10):
+        steps += [("close", "question", index), ("next", "reveal", index), ("next", "leaderboard", index)]
+    assert len(steps) > settings.WS_RATE_BURST
+    for kind, phase, index in steps:
+        await host.send(type=kind, phase=phase, index=index)
+        reply = await host.until(
+            lambda m, left=phase: m["type"] == "error" or (m["type"] == "state" and m["phase"] != left)
+        )
+        assert reply["type"] == "state", (kind, phase, index, reply)
+    assert reply["phase"] == "finished"
+    for _ in range(settings.WS_RATE_BURST):
+        await player.send(type="sync")
+    await player.send(type="sync")
+    assert (await player.error())["code"] == "rate_limited"
