@@ -17,6 +17,7 @@ from lobby import results as results_selectors
 from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
+from lobby.machine import Phase
 from lobby.models import Room
 from lobby.selectors import results_csv
 from lobby.tokens import HOST_TOKENS
@@ -134,7 +135,7 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
         return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
-    return render(request, "lobby/play.html", {"room": room})
+    return render(request, "lobby/play.html", {"room": room, "finished": room.phase == Phase.FINISHED})
 
 
 def qr_svg(url: str, *, title: str) -> str:

@@ -73,7 +73,7 @@ function handleError(message) {
   showError(errorBox, message.message);
 }
 
-$("join-form").addEventListener("submit", (event) => {
+$("join-form")?.addEventListener("submit", (event) => { // absent when the game has finished
   event.preventDefault();
   const nickname = $("nickname").value.trim();
   // As the server counts: what a person sees ("👩🏽‍🚀" is one), not UTF-16 units as maxlength does (7 there).

@@ -105,3 +105,16 @@ async def test_wrong_codes_asked_for_as_pages_use_up_the_guesses_of_a_join_over_
     async with Client(code, ip="198.51.100.8") as neighbour:  # another address is not held back
         await neighbour.send(type="join", nickname="Ann")
         assert (await neighbour.until(lambda m: m["type"] == "joined"))["player"]["nickname"] == "Ann"
+
+
+@pytest.mark.parametrize(
+    ("language", "finished"),
+    [("en", "This game has finished"), ("de", "Dieses Spiel ist zu Ende"), ("es", "Esta partida ha terminado")],
+)
+def test_a_finished_game_says_so_instead_of_showing_the_join_form(client, make_room, language, finished):
+    room = make_room().room
+    client.cookies["django_language"] = language
+    assert 'id="join-form"' in client.get(f"/play/{room.code}/").content.decode()
+    Room.objects.filter(pk=room.pk).update(phase="finished")
+    page = client.get(f"/play/{room.code}/").content.decode()
+    assert finished in page and 'id="join-form"' not in page and 'id="nickname"' not in page
