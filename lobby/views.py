@@ -3,10 +3,12 @@ import json
 from urllib.parse import urlencode
 
 import segno
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -97,7 +99,19 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:host", code=created.room.code)
-    choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
+    page_language = translation.get_language() or settings.LANGUAGE_CODE
+    choices = [
+        {
+            "value": f"pack:{pack.pk}",
+            "title": pack.title,
+            "note": pack.description,
+            "lang": pack.language,
+            # In the page's language: "auf Englisch", "en alemán".
+            "language": _("in %(language)s")
+            % {"language": translation.get_language_info(pack.language)["name_translated"]},
+        }
+        for pack in pack_list(language_first=translation.get_language_info(page_language)["code"])
+    ]
     choices += [
         {
             "value": f"round:{r.pk}",
@@ -189,7 +203,7 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
     if not _is_host(request, room):
         return _not_the_host(request, room)
     join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
-    join_qr = qr_svg(join_url, title=f"Join {room.code}")
+    join_qr = qr_svg(join_url, title=_("QR code to join game %(code)s") % {"code": room.code})
     context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": join_qr}
     return render(request, "lobby/host.html", context)
 
@@ -200,7 +214,11 @@ def cohost(request: HttpRequest, room: Room) -> HttpResponse:
     """The co-host link and its QR code, for the host's eyes: a page of its own, off the projected screen."""
     link = shareable_url(request, reverse("lobby:host", kwargs={"code": room.code}))
     link += "?" + urlencode({"key": services.cohost_link_key(room=room)})
-    context = {"room": room, "cohost_url": link, "qr_svg": qr_svg(link, title=f"Co-host {room.code}")}
+    context = {
+        "room": room,
+        "cohost_url": link,
+        "qr_svg": qr_svg(link, title=_("QR code to co-host game %(code)s") % {"code": room.code}),
+    }
     response = render(request, "lobby/cohost.html", context)
     response["Cache-Control"] = "no-store"  # a secret: not for a shared machine's cache
     return response

@@ -252,7 +252,7 @@ function renderFinished(state) {
       item.append(
         el("span", { text: String(p.rank), className: "place", attrs: { "aria-label": interpolate(gettext("%s place"), [ordinal(p.rank)]) } }),
         el("span", { text: p.nickname, className: "nick" }),
-        el("span", { text: `${p.score} pts`, className: "score" }),
+        el("span", { text: interpolate(ngettext("%s point", "%s points", p.score), [p.score]), className: "score" }),
       );
       return item;
     }),

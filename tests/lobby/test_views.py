@@ -1,5 +1,6 @@
 """The lobby's pages through Django's test client: create a game, join it, play, host, download the results."""
 
+import re
 import uuid
 
 import pytest
@@ -118,3 +119,50 @@ def test_a_finished_game_says_so_instead_of_showing_the_join_form(client, make_r
     Room.objects.filter(pk=room.pk).update(phase="finished")
     page = client.get(f"/play/{room.code}/").content.decode()
     assert finished in page and 'id="join-form"' not in page and 'id="nickname"' not in page
+
+
+@pytest.mark.parametrize(
+    ("language", "join", "cohost"),
+    [
+        ("en", "QR code to join game", "QR code to co-host game"),
+        ("de", "QR-Code zum Beitreten zu Spiel", "QR-Code zum Mitmoderieren von Spiel"),
+        ("es", "Código QR para unirse a la partida", "Código QR para ser coanfitrión de la partida"),
+    ],
+)
+def test_the_qr_codes_title_is_in_the_pages_language(client, make_room, language, join, cohost):
+    """The QR code's <title> is its tooltip and what a screen reader says of it."""
+    created = make_room()
+    code = created.room.code
+    client.cookies["django_language"] = language
+    session = client.session
+    session["host_tokens"] = {code: created.host_token}
+    session.save()
+    host_page = client.get(f"/host/{code}/").content.decode()
+    assert f"<title>{join} {code}</title>" in host_page
+    assert f"<title>{cohost} {code}</title>" in client.get(f"/host/{code}/cohost/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "says"),
+    [
+        ("de", "Allgemeinwissen", ["(auf Deutsch)", "(auf Englisch)", "(auf Spanisch)"]),
+        ("es", "Cultura general", ["(en Español)", "(en Inglés)", "(en Alemán)"]),
+        ("en", "Arts and literature", ["(in English)", "(in German)", "(in Spanish)"]),
+    ],
+)
+def test_the_home_page_offers_the_packs_in_its_language_first_and_says_each_packs_language(
+    client, language, first, says
+):
+    from tests.factories import PackFactory
+
+    PackFactory(title="Arts and literature", language="en")
+    PackFactory(title="Allgemeinwissen", language="de")
+    PackFactory(title="Cultura general", language="es")
+    PackFactory(title="World geography", language="en")
+    client.cookies["django_language"] = language
+    page = client.get("/").content.decode()
+    titles = [m.split(">", 1)[1] for m in re.findall(r"<strong[^>]*>[^<]+(?=</strong>)", page)]
+    assert titles[0] == first, titles
+    assert re.search(rf'value="pack:\d+"\s+checked>\s*<strong lang="{language}">{first}<', page)
+    for text in says:
+        assert text in page
