@@ -106,8 +106,8 @@ def home(request: HttpRequest) -> HttpResponse:
             "title": pack.title,
             "note": pack.description,
             "lang": pack.language,
-            # In the page's language: "auf Englisch", "en alemán".
-            "language": _("in %(language)s")
+            # In the page's language: "Fragen auf Englisch", "preguntas en alemán".
+            "language": _("questions in %(language)s")
             % {"language": translation.get_language_info(pack.language)["name_translated"]},
         }
         for pack in pack_list(language_first=translation.get_language_info(page_language)["code"])

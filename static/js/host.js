@@ -249,7 +249,8 @@ function renderReveal(state) {
     }),
   );
   $("r-explanation").textContent = reveal.explanation;
-  $("phase-reveal").dataset.explanation = reveal.explanation.length + reveal.source.length > 240 ? "long" : "";
+  const notes = reveal.explanation.length + reveal.source.length;
+  $("phase-reveal").dataset.explanation = notes > 600 ? "longest" : notes > 240 ? "long" : "";
   $("r-source").textContent = reveal.source ? interpolate(gettext("Source: %s"), [reveal.source]) : "";
   const voided = state.voided.includes(state.question_index);
   $("crowd-marker").hidden = !reveal.crowd_disagrees || voided;

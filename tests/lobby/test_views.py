@@ -145,9 +145,9 @@ def test_the_qr_codes_title_is_in_the_pages_language(client, make_room, language
 @pytest.mark.parametrize(
     ("language", "first", "says"),
     [
-        ("de", "Allgemeinwissen", ["(auf Deutsch)", "(auf Englisch)", "(auf Spanisch)"]),
-        ("es", "Cultura general", ["(en Español)", "(en Inglés)", "(en Alemán)"]),
-        ("en", "Arts and literature", ["(in English)", "(in German)", "(in Spanish)"]),
+        ("de", "Allgemeinwissen", ["(Fragen auf Deutsch)", "(Fragen auf Englisch)", "(Fragen auf Spanisch)"]),
+        ("es", "Cultura general", ["(preguntas en Español)", "(preguntas en Inglés)", "(preguntas en Alemán)"]),
+        ("en", "Arts and literature", ["(questions in English)", "(questions in German)", "(questions in Spanish)"]),
     ],
 )
 def test_the_home_page_offers_the_packs_in_its_language_first_and_says_each_packs_language(
