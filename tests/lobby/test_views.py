@@ -5,11 +5,22 @@ import uuid
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.utils import translation
 
 from lobby import services
 from lobby.models import Room
 from quiz.models import Round
 from tests.support.communicator import Client
+
+
+@pytest.fixture(autouse=True)
+def _the_default_language_after_each_test():
+    """A request with a language cookie leaves that language active in this thread: the next test starts in
+    the default one."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

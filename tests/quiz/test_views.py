@@ -2,13 +2,24 @@ import json
 import re
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import translation
 
 from quiz.importing import CSV_COLUMNS, parse_csv
 from quiz.models import CheckStatus, Provenance, Question, Round
 from quiz.services import round_create_for_host
 from quiz.validation import QuestionData
+
+
+@pytest.fixture(autouse=True)
+def _the_default_language_after_each_test():
+    """A request with a language cookie leaves that language active in this thread: the next test starts in
+    the default one."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
 
 pytestmark = pytest.mark.django_db
 
