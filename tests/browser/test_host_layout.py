@@ -125,8 +125,10 @@ def test_every_host_phase_holds_its_layout_in_three_languages_and_two_sizes(live
     page.locator("#start-btn").click()
     expect(page.locator("#q-text")).to_have_text(QUESTIONS[0].text)
     _with_panel_folded_and_open(page, f"{language}-question")
-    for n, player in enumerate(players[:12]):  # the first six right, so the first leaderboard has real ranks
-        _off_the_loop(lambda p=player, o=n % 2: services.answer_submit(player_id=p.pk, question_index=0, option=o))
+    for n, player in enumerate(players[:12]):  # two right: the first leaderboard has players at rank 3 in it
+        _off_the_loop(
+            lambda p=player, o=int(n >= 2): services.answer_submit(player_id=p.pk, question_index=0, option=o)
+        )
 
     page.locator("#close-btn").click()
     expect(page.locator("#r-explanation")).to_have_text(QUESTIONS[0].explanation)
@@ -143,6 +145,7 @@ def test_every_host_phase_holds_its_layout_in_three_languages_and_two_sizes(live
 
     def no_false_drops(width, height):
         # Everyone started tied: the first leaderboard has no ranking to have dropped from.
+        assert page.locator("#leaderboard .rank", has_text="3.").count() > 0
         assert page.locator("#leaderboard .move.down").count() == 0
         assert "▼" not in page.locator("#leaderboard").inner_text()
 
