@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from lobby import services
 from lobby.tokens import HOST_TOKENS, host_token
+from quiz.models import Round
 from quiz.validation import QuestionData
 from tests.browser.page_checks import check_host_layout
 from tests.factories import RoomFactory, RoundFactory
@@ -60,9 +61,12 @@ def _off_the_loop(call):
 
 
 def _hosted_room():
-    room = RoomFactory(
-        round=RoundFactory(title="Quiz night: rivers, bones and the rest", questions=QUESTIONS), timer_seconds=120
+    # The longest check label a round shows ("checked: 2 doubtful kept by the host, 1 unverified, 3 not checked").
+    round_ = RoundFactory(title="Quiz night: rivers, bones and the rest", questions=QUESTIONS)
+    Round.objects.filter(pk=round_.pk).update(
+        check_status="doubtful_kept", check_counts={"total": 11, "doubtful": 2, "unverified": 1, "unchecked": 3}
     )
+    room = RoomFactory(round=Round.objects.get(pk=round_.pk), timer_seconds=120)
     session = SessionStore()
     session[HOST_TOKENS] = {room.code: host_token(room_code=room.code)}
     session.create()
