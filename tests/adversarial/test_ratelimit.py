@@ -313,3 +313,18 @@ async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_pla
         await player.send(type="sync")
     await player.send(type="sync")
     assert (await player.error())["code"] == "rate_limited"
+
+
+def test_a_host_connection_spends_its_own_budget_and_a_flood_of_it_still_closes():
+    clock = FakeClock()
+    budget = ratelimit.ConnectionBudget(
+        messages=MessageBucket(per_minute=100, burst=2, flood=3, clock=clock),
+        pings=MessageBucket(per_minute=60, burst=1, flood=3, clock=clock),
+        host=MessageBucket(per_minute=300, burst=4, flood=3, clock=clock),
+    )
+    step = '{"type": "next", "phase": "reveal", "index": 0}'
+    assert [budget.check(step) for _ in range(3)] == [Verdict.ALLOW, Verdict.ALLOW, Verdict.DROP]
+    budget.as_host()  # the host's token shown: a full budget of its own, the players' left as it was
+    assert [budget.check(step) for _ in range(4)] == [Verdict.ALLOW] * 4
+    assert budget.check('{"type": "ping"}') is Verdict.ALLOW  # pings keep theirs
+    assert [budget.check(step) for _ in range(4)] == [Verdict.DROP] * 3 + [Verdict.CLOSE]
