@@ -311,6 +311,10 @@ WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
 # Pings have a budget of their own (one a second, bursts of 10), outside the one answers and joins come out of.
 WS_PING_PER_MINUTE = env.int("WS_PING_PER_MINUTE", default=60)
 WS_PING_BURST = env.int("WS_PING_BURST", default=10)
+# A connection that has shown the host's token spends a host's budget instead of the players' one: a host steps
+# through a round and sets players' times in runs (bursts of 60, 300 a minute), and is never held to a player's.
+WS_HOST_RATE_PER_MINUTE = env.int("WS_HOST_RATE_PER_MINUTE", default=300)
+WS_HOST_RATE_BURST = env.int("WS_HOST_RATE_BURST", default=60)
 # Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
 # address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)

@@ -321,6 +321,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
+            self.budget.as_host()
         self.room_id, self.role, self.player_id = room_id, role, player_id
         self.join_deadline.cancel()
         heal.track(self)
