@@ -1,0 +1,156 @@
+"""manage.py checker_eval against the scripted checkers on loopback: one that knows the answers, one that answers a
+constant, one that hangs."""
+
+import io
+import json
+import time
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from review import checker_eval
+from review.checker_eval import EvalItem, bad_copies, pack_items
+from review.models import CheckerEvalRun, Review
+from review.selectors import labelled_scores
+from review.sweep import DEFECTIVE, GOOD
+from tests.fakes.model_server import ModelServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# A small set: four questions and their bad copies (12 items), the same shape as the packs' set.
+QUESTIONS = [
+    EvalItem("Largest planet?", ("Earth", "Jupiter", "Mars"), 1, "Jupiter is the largest planet.", GOOD),
+    EvalItem("Third planet from the Sun?", ("Venus", "Mars", "Earth"), 2, "Earth is third from the Sun.", GOOD),
+    EvalItem("Capital of France?", ("Paris", "Lyon", "Nice"), 0, "Paris is the capital of France.", GOOD),
+    EvalItem("2 + 2?", ("3", "4", "5"), 1, "Two and two make four.", GOOD),
+]
+
+
+def small_set() -> list[EvalItem]:
+    return [copy for question in QUESTIONS for copy in bad_copies(question)]
+
+
+def write_set(tmp_path, items: list[EvalItem]):
+    path = tmp_path / "set.json"
+    data = [
+        {
+            "question": item.text,
+            "options": list(item.options),
+            "correct_index": item.correct_index,
+            "explanation": item.explanation,
+            "label": item.label,
+        }
+        for item in items
+    ]
+    path.write_text(json.dumps(data))
+    return path
+
+
+def knows_the_answers(server: ModelServer, items: list[EvalItem]) -> None:
+    server.script.oracle = {
+        item.text: (item.options[item.correct_index], item.explanation) for item in items if item.label == GOOD
+    }
+
+
+def run(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("checker_eval", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def test_the_default_set_is_every_pack_question_and_two_bad_copies():
+    items = pack_items()
+    good = [item for item in items if item.label == GOOD]
+    moved = [item for item in items if item.kind == checker_eval.MOVED]
+    false = [item for item in items if item.kind == checker_eval.FALSE_EXPLANATION]
+    assert len(good) >= 70 and len(moved) == len(good)
+    assert len(false) == sum(1 for item in good if item.explanation.strip())
+    first, second, third = items[:3]
+    assert second.correct_index != first.correct_index and second.text == first.text
+    assert third.explanation != first.explanation and third.correct_index == first.correct_index
+
+
+def test_a_false_explanation_names_a_wrong_option():
+    assert (
+        checker_eval.falsified_explanation("Jupiter is the largest planet.", ("Earth", "Jupiter", "Mars"), 1)
+        == "Mars is the largest planet."
+    )
+    assert checker_eval.falsified_explanation("It is big.", ("Earth", "Jupiter"), 1).startswith("Earth is the answer")
+
+
+def test_a_checker_that_knows_the_answers_separates_and_finds_a_threshold(systemone, tmp_path):
+    items = small_set()
+    knows_the_answers(systemone, items)
+    out, err = run("--set", str(write_set(tmp_path, items)))
+    assert "-- the gate's score: AUROC 1.000; median good 0.95, bad 0.03 (4 good, 8 bad)" in out
+    assert "widest threshold that drops no good question: 0.95 (catches 8 of 8 bad)" in out
+    assert "VERDICT: this checker separates good from bad questions (AUROC 1.00); a threshold of 0.95" in out
+    assert "-- answer_correct: AUROC" in out and "-- blind:" in out
+    assert "unverified 0 (0%)" in out
+    # Each threshold of the sweep's grid, with what it catches and drops.
+    table = out.split("drops (good dropped):\n", 1)[1].splitlines()
+    assert table[0].split() == ["threshold", "answer_correct", "blind", "explanation_true", "score"]
+    assert table[1].split() == ["0.05", "0/0", "4/0", "0/0", "4/0"]
+    assert table[12].split() == ["0.6", "4/0", "4/0", "4/0", "8/0"]
+    assert "12/12" in err  # the progress bar's end
+    run_ = CheckerEvalRun.objects.get()
+    assert run_.auroc == 1.0 and run_.questions == 12 and "AUROC 1.000" in run_.text
+
+
+def test_a_checker_that_answers_a_constant_is_called_useless_in_plain_words(systemone, tmp_path):
+    systemone.script.default_probability = 0.7
+    systemone.script.default_choice = "A"  # the blind answer: always A, whatever A is
+    out, _ = run("--set", str(write_set(tmp_path, small_set())))
+    assert "-- the gate's score: AUROC 0.500" in out
+    assert "VERDICT: this checker does not separate good from bad questions: do not gate on it." in out
+    assert CheckerEvalRun.objects.get().verdict.startswith("this checker does not separate")
+
+
+def test_a_checker_that_hangs_counts_the_unverified_and_ends_within_the_budget(systemone, settings, tmp_path):
+    settings.VERIFIER_BREAKER_FAILURES = 1000  # no rest for the checker: every round waits out its budget
+    hang = 60.0
+    systemone.script.latency = hang
+    items = small_set()
+    started = time.monotonic()
+    out, _ = run("--set", str(write_set(tmp_path, items)))
+    elapsed = time.monotonic() - started
+    assert "answered 0, unverified 12 (100%)" in out
+    assert "unverified because: timeout 12" in out or "unverified because: round_budget" in out
+    assert "VERDICT: the checker answered none of the questions" in out
+    assert "raise VERIFIER_TIMEOUT" in out
+    # Two rounds (10 + 2 questions), each cut at one call budget; the server would have taken a minute each.
+    rounds = 2
+    assert elapsed < hang
+    report = CheckerEvalRun.objects.get().report
+    assert report["seconds_p95"] <= settings.VERIFIER_TIMEOUT * rounds + 1
+    assert report["unverified"] == 12
+
+
+def test_the_labels_are_stored_for_the_sweep(systemone, tmp_path):
+    items = small_set()
+    knows_the_answers(systemone, items)
+    _, err = run("--set", str(write_set(tmp_path, items)), "--store-labels")
+    assert "stored 12 labelled question(s)" in err
+    scores = labelled_scores()
+    assert sorted(item.label for item in scores) == sorted(item.label for item in items)
+    assert Review.objects.filter(label=DEFECTIVE).count() == 8
+    # Twice: nothing more.
+    _, err = run("--set", str(write_set(tmp_path, items)), "--store-labels")
+    assert "stored 0 labelled question(s) for the sweep, skipped 12" in err
+
+
+def test_a_bad_labelled_set_is_refused_with_its_item(systemone, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([{"question": "Q?", "options": ["a", "b"], "correct_index": 0, "label": "maybe"}]))
+    with pytest.raises(CommandError, match="item 1: label must be correct or defective"):
+        run("--set", str(path))
+    csv_path = tmp_path / "bad.csv"
+    csv_path.write_text("question,option_a,option_b,correct,label\nQ?,a,b,A,correct\nR?,a,b,Z,defective\n")
+    with pytest.raises(CommandError, match="line 3"):
+        run("--set", str(csv_path))
+
+
+def test_no_checker_configured_is_said(settings):
+    settings.VERIFIER_BACKEND = "off"
+    with pytest.raises(CommandError, match="No checker is configured"):
+        run()
