@@ -31,7 +31,7 @@ from review.admin_hooks import review_panels
 from review.chart import sweep_chart
 from review.forms import FixForm, LabelForm, ThresholdStoreForm
 from review.labelled_set import labelled_set_csv_export, labelled_set_csv_import
-from review.models import Flag, Review, ReviewItem, ReviewLabel
+from review.models import CheckerEvalRun, Flag, Review, ReviewItem, ReviewLabel
 from review.selectors import labelled_scores, review_queue
 from review.services import question_fix, reviews_label
 from review.sweep import sweep
@@ -533,3 +533,50 @@ class ThresholdAdmin(admin.ModelAdmin):
             "can_import": can_store and request.user.has_perm("review.add_review"),
         }
         return TemplateResponse(request, "admin/verifier/sweep.html", context)
+
+
+# -- checker_eval's runs -------------------------------------------------------------------------------------------
+
+
+@admin.register(CheckerEvalRun)
+class CheckerEvalRunAdmin(admin.ModelAdmin):
+    """Each `manage.py checker_eval` run, read only; `last/` opens the latest one."""
+
+    list_display = ["created_at", "backend", "model_id", "questions", "auroc_text", "verdict"]
+    list_filter = ["backend"]
+    fields = ["created_at", "backend", "model_id", "source", "questions", "figures"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="AUROC of the score")
+    def auroc_text(self, obj) -> str:
+        return NONE if obj.auroc is None else f"{obj.auroc:.3f}"
+
+    @admin.display(description="Figures")
+    def figures(self, obj) -> SafeString:
+        # The template escapes every value it prints.
+        return mark_safe(
+            render_to_string("admin/review/checkerevalrun/figures.html", {"run": obj, "report": obj.report})
+        )
+
+    def get_urls(self):
+        return [
+            path("last/", self.admin_site.admin_view(self.last_view), name="review_checkerevalrun_last"),
+            *super().get_urls(),
+        ]
+
+    def last_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        last = CheckerEvalRun.objects.order_by("-created_at", "-id").first()
+        if last is None:
+            self.message_user(
+                request, "No checker evaluation yet: run `python manage.py checker_eval`.", messages.WARNING
+            )
+            return HttpResponseRedirect(reverse("admin:review_checkerevalrun_changelist"))
+        return HttpResponseRedirect(reverse("admin:review_checkerevalrun_change", args=[last.pk]))

@@ -154,3 +154,24 @@ def test_no_checker_configured_is_said(settings):
     settings.VERIFIER_BACKEND = "off"
     with pytest.raises(CommandError, match="No checker is configured"):
         run()
+
+
+def test_the_admin_shows_the_last_run(systemone, tmp_path, client, django_user_model):
+    staff = django_user_model.objects.create_superuser("reviewer", "r@example.com", "pw-for-tests-only")
+    client.force_login(staff)
+    response = client.get("/admin/review/checkerevalrun/last/", follow=True)
+    assert "No checker evaluation yet" in response.content.decode()
+    systemone.script.default_probability = 0.7
+    systemone.script.default_choice = "A"
+    run("--set", str(write_set(tmp_path, small_set())))
+    items = small_set()
+    knows_the_answers(systemone, items)
+    run("--set", str(write_set(tmp_path, items)))
+    page = client.get("/admin/review/checkerevalrun/last/", follow=True).content.decode()
+    assert "this checker separates good from bad questions (AUROC 1.00)" in page
+    assert '<tr data-check="score">' in page
+    score_row = page.split('<tr data-check="score">', 1)[1].split("</tr>", 1)[0]
+    assert '<td data-field="auroc">1.000</td>' in score_row
+    assert "0.95 (catches 8 of 8 bad)" in score_row
+    listing = client.get("/admin/review/checkerevalrun/").content.decode()
+    assert "0.500" in listing and "1.000" in listing
