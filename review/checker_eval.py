@@ -291,7 +291,7 @@ async def evaluate_async(
         batch = items[start : start + round_size]
         gate = await sync_to_async(Gate.from_settings)()
         async with gate:
-            gate.seal()
+            gate.seal(writing=False)
             decisions: dict[int, GateDecision] = {}
             checks = [_numbered(index, gate.check(_gate_item(start + index, item))) for index, item in enumerate(batch)]
             for finished in asyncio.as_completed(checks):
