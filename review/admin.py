@@ -38,6 +38,7 @@ from review.sweep import sweep
 from verifier import conf
 from verifier.breaker import configured_breaker_state, shared_breakers
 from verifier.models import Threshold
+from verifier.selectors import slow_checker
 from verifier.services import threshold_set
 
 NONE = evidence.NONE
@@ -45,6 +46,21 @@ NONE = evidence.NONE
 
 # A graded labels CSV uploaded on the sweep page (a few thousand questions fit well under it).
 LABELS_MAX_BYTES = 2 * 1024 * 1024
+
+
+def warn_if_slow(modeladmin: admin.ModelAdmin, request: HttpRequest) -> None:
+    """A warning with the figures when most of the configured checker's latest checks ran out of time."""
+    slow = slow_checker()
+    if slow is None:
+        return
+    modeladmin.message_user(
+        request,
+        f"The checker is too slow: {slow.timed_out} of the last {slow.of} checks by {slow.backend} {slow.model_id} "
+        f"ran out of time (VERIFIER_TIMEOUT is {slow.timeout:g} s), so those questions were played unverified. "
+        "Raise VERIFIER_TIMEOUT (a CPU-only checker may need 30 s or more), lower VERIFIER_CONCURRENCY, or use a "
+        "faster checker; `manage.py checker_eval` shows its seconds per question.",
+        messages.WARNING,
+    )
 
 
 def _evidence(block: str, context: dict) -> SafeString:
@@ -419,6 +435,7 @@ class ThresholdAdmin(admin.ModelAdmin):
         ]
 
     def changelist_view(self, request, extra_context=None):
+        warn_if_slow(self, request)
         extra = {
             **(extra_context or {}),
             "sweep_url": reverse("admin:verifier_threshold_sweep"),
@@ -470,6 +487,7 @@ class ThresholdAdmin(admin.ModelAdmin):
     def breaker_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
+        warn_if_slow(self, request)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -569,6 +587,15 @@ class CheckerEvalRunAdmin(admin.ModelAdmin):
             path("last/", self.admin_site.admin_view(self.last_view), name="review_checkerevalrun_last"),
             *super().get_urls(),
         ]
+
+    def changelist_view(self, request, extra_context=None):
+        warn_if_slow(self, request)
+        return super().changelist_view(request, extra_context=extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            warn_if_slow(self, request)
+        return super().change_view(request, object_id, form_url=form_url, extra_context=extra_context)
 
     def last_view(self, request):
         if not self.has_view_permission(request):

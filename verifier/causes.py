@@ -51,3 +51,20 @@ def cause_of(*, outcome: str, reason: str) -> str:
     if reason == MODEL_CHANGED_REASON:
         return MODEL_CHANGED
     return UNUSABLE
+
+
+# In the reviewer's (English) admin and the exports beside the cause's code.
+CAUSE_WORDS = {
+    PASSED: "passed the checker",
+    REJECTED: "rejected by the checker",
+    TOO_SLOW: "not verified: checker too slow",
+    UNREACHABLE: "not verified: checker unreachable",
+    PAUSED: "not verified: checker paused by the breaker",
+    MODEL_CHANGED: "not verified: the checker's model changed",
+    UNUSABLE: "not verified: the checker's answer could not be used",
+    NOT_CHECKED: "not checked",
+}
+
+
+def cause_words(*, outcome: str, reason: str) -> str:
+    return CAUSE_WORDS[cause_of(outcome=outcome, reason=reason)]
