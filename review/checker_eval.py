@@ -33,7 +33,8 @@ from quiz.validation import clean_question
 from review.labelled_set import labelled_item_from_row, labelled_set_import
 from review.models import CheckerEvalRun
 from review.sweep import DEFECTIVE, GOOD, GRID, NEGATIVE_CHECKS, LabelledScore, SweepRow, sweep_row, widest_safe
-from verifier import conf, policy
+from verifier import causes, conf, policy
+from verifier.breaker import UNAVAILABLE
 from verifier.gate import Gate, GateDecision, GateItem
 
 # Questions per round: a round of play is about this long, and each round gets one call budget after its last
@@ -46,8 +47,8 @@ STRONG = 0.8
 # Kinds of labelled item.
 AS_WRITTEN, MOVED, FALSE_EXPLANATION, GIVEN = "as_written", "moved", "false_explanation", "given"
 # Failure reasons that mean "too slow" rather than "not there".
-SLOW_REASONS = frozenset({"timeout", "round_budget"})
-UNREACHABLE_REASONS = frozenset({"connection_refused", "connect_error", "dns_error", "unavailable"})
+SLOW_REASONS = causes.TOO_SLOW_REASONS
+UNREACHABLE_REASONS = causes.UNREACHABLE_REASONS
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class EvalReport:
     wall_seconds: float
     verdict: str
     advice: list[str] = field(default_factory=list)
+    # Every call that went out to the checker (and its second opinion), answered or not.
+    calls_total: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -268,7 +271,8 @@ def evaluate(
 ) -> tuple[EvalReport, list[EvalResult]]:
     """Run the configured gate over `items` (sync entry point): the report on it, and the per-question results."""
     started = time.monotonic()
-    results = asyncio.run(evaluate_async(items, progress=progress, round_size=round_size))
+    calls: list[int] = []
+    results = asyncio.run(evaluate_async(items, progress=progress, round_size=round_size, calls=calls))
     gate_config = conf.gate_config()
     report = eval_report(
         results,
@@ -277,14 +281,20 @@ def evaluate(
         timeout=gate_config.timeout,
         concurrency=gate_config.concurrency,
         wall_seconds=time.monotonic() - started,
+        calls_total=sum(calls),
     )
     return report, results
 
 
 async def evaluate_async(
-    items: list[EvalItem], *, progress: Progress | None = None, round_size: int = ROUND_SIZE
+    items: list[EvalItem],
+    *,
+    progress: Progress | None = None,
+    round_size: int = ROUND_SIZE,
+    calls: list[int] | None = None,
 ) -> list[EvalResult]:
-    """Every item checked, in rounds of `round_size`, each through its own gate (one call budget per round)."""
+    """Every item checked, in rounds of `round_size`, each through its own gate (one call budget per round);
+    `calls` gets each round's count of calls that went out."""
     results: list[EvalResult] = []
     done = 0
     for start in range(0, len(items), max(1, round_size)):
@@ -300,6 +310,8 @@ async def evaluate_async(
                 done += 1
                 if progress is not None:
                     progress(done, len(items))
+        if calls is not None:
+            calls.append(gate.budget.calls + (gate.second_budget.calls if gate.second_budget is not None else 0))
         results.extend(_result(item, decisions[index]) for index, item in enumerate(batch))
     return results
 
@@ -396,6 +408,7 @@ def eval_report(
     timeout: float,
     concurrency: int,
     wall_seconds: float,
+    calls_total: int | None = None,
 ) -> EvalReport:
     results = list(results)
     answered = [result for result in results if result.answered]
@@ -429,6 +442,7 @@ def eval_report(
         seconds_p95=percentile(seconds, 0.95),
         wall_seconds=round(wall_seconds, 3),
         verdict="",
+        calls_total=calls_total,
     )
     verdict, advice = verdict_for(report)
     return EvalReport(**{**asdict(report), "checks": figures, "verdict": verdict, "advice": advice})
@@ -439,11 +453,18 @@ def verdict_for(report: EvalReport) -> tuple[str, list[str]]:
     advice: list[str] = []
     slow = sum(count for reason, count in report.unverified_reasons.items() if reason in SLOW_REASONS)
     unreachable = sum(count for reason, count in report.unverified_reasons.items() if reason in UNREACHABLE_REASONS)
+    paused = report.unverified_reasons.get(UNAVAILABLE, 0)
+    # After failures in a row the breaker pauses the checker: those count with what made it open.
+    if slow >= unreachable:
+        slow += paused
+    else:
+        unreachable += paused
     if report.questions and slow * 2 > report.questions:
+        then = f" (the breaker then paused it for {paused} of them)" if paused else ""
         advice.append(
-            f"{slow} of {report.questions} checks ran out of time ({report.timeout:g} s each): the checker is too "
-            "slow for VERIFIER_TIMEOUT; raise VERIFIER_TIMEOUT (or lower VERIFIER_CONCURRENCY, or use a faster "
-            "checker) and run this again."
+            f"{slow} of {report.questions} checks ran out of time at {report.timeout:g} s{then}: the checker is "
+            "too slow for VERIFIER_TIMEOUT; raise VERIFIER_TIMEOUT (or lower VERIFIER_CONCURRENCY, or use a "
+            "faster checker) and run this again."
         )
     if report.questions and unreachable * 2 > report.questions:
         advice.append(
@@ -497,7 +518,8 @@ def format_text(report: EvalReport) -> str:
         why = ", ".join(f"{reason} {count}" for reason, count in report.unverified_reasons.items())
         lines.append(f"unverified because: {why}")
     lines.append(
-        f"calls per question: median {_number(report.calls_median, 1)}, p95 {_number(report.calls_p95, 1)}; "
+        f"calls per answered question: median {_number(report.calls_median, 1)}, p95 {_number(report.calls_p95, 1)}"
+        f" ({report.calls_total if report.calls_total is not None else '-'} calls in all); "
         f"seconds per question: median {_number(report.seconds_median)}, p95 {_number(report.seconds_p95)}; "
         f"{report.wall_seconds:.1f} s in all"
     )

@@ -26,6 +26,14 @@ QUESTIONS = [
 ]
 
 
+@pytest.fixture
+def answering(systemone, settings):
+    """The scripted checker answers at once; a roomy budget, so a loaded machine does not turn answers into
+    timeouts (the hanging checker's test sets its own)."""
+    settings.VERIFIER_TIMEOUT = 5.0
+    return systemone
+
+
 def small_set() -> list[EvalItem]:
     return [copy for question in QUESTIONS for copy in bad_copies(question)]
 
@@ -78,9 +86,9 @@ def test_a_false_explanation_names_a_wrong_option():
     assert checker_eval.falsified_explanation("It is big.", ("Earth", "Jupiter"), 1).startswith("Earth is the answer")
 
 
-def test_a_checker_that_knows_the_answers_separates_and_finds_a_threshold(systemone, tmp_path):
+def test_a_checker_that_knows_the_answers_separates_and_finds_a_threshold(answering, tmp_path):
     items = small_set()
-    knows_the_answers(systemone, items)
+    knows_the_answers(answering, items)
     out, err = run("--set", str(write_set(tmp_path, items)))
     assert "-- the gate's score: AUROC 1.000; median good 0.95, bad 0.03 (4 good, 8 bad)" in out
     assert "widest threshold that drops no good question: 0.95 (catches 8 of 8 bad)" in out
@@ -97,9 +105,9 @@ def test_a_checker_that_knows_the_answers_separates_and_finds_a_threshold(system
     assert run_.auroc == 1.0 and run_.questions == 12 and "AUROC 1.000" in run_.text
 
 
-def test_a_checker_that_answers_a_constant_is_called_useless_in_plain_words(systemone, tmp_path):
-    systemone.script.default_probability = 0.7
-    systemone.script.default_choice = "A"  # the blind answer: always A, whatever A is
+def test_a_checker_that_answers_a_constant_is_called_useless_in_plain_words(answering, tmp_path):
+    answering.script.default_probability = 0.7
+    answering.script.default_choice = "A"  # the blind answer: always A, whatever A is
     out, _ = run("--set", str(write_set(tmp_path, small_set())))
     assert "-- the gate's score: AUROC 0.500" in out
     assert "VERDICT: this checker does not separate good from bad questions: do not gate on it." in out
@@ -126,9 +134,9 @@ def test_a_checker_that_hangs_counts_the_unverified_and_ends_within_the_budget(s
     assert report["unverified"] == 12
 
 
-def test_the_labels_are_stored_for_the_sweep(systemone, tmp_path):
+def test_the_labels_are_stored_for_the_sweep(answering, tmp_path):
     items = small_set()
-    knows_the_answers(systemone, items)
+    knows_the_answers(answering, items)
     _, err = run("--set", str(write_set(tmp_path, items)), "--store-labels")
     assert "stored 12 labelled question(s)" in err
     scores = labelled_scores()
@@ -156,16 +164,16 @@ def test_no_checker_configured_is_said(settings):
         run()
 
 
-def test_the_admin_shows_the_last_run(systemone, tmp_path, client, django_user_model):
+def test_the_admin_shows_the_last_run(answering, tmp_path, client, django_user_model):
     staff = django_user_model.objects.create_superuser("reviewer", "r@example.com", "pw-for-tests-only")
     client.force_login(staff)
     response = client.get("/admin/review/checkerevalrun/last/", follow=True)
     assert "No checker evaluation yet" in response.content.decode()
-    systemone.script.default_probability = 0.7
-    systemone.script.default_choice = "A"
+    answering.script.default_probability = 0.7
+    answering.script.default_choice = "A"
     run("--set", str(write_set(tmp_path, small_set())))
     items = small_set()
-    knows_the_answers(systemone, items)
+    knows_the_answers(answering, items)
     run("--set", str(write_set(tmp_path, items)))
     page = client.get("/admin/review/checkerevalrun/last/", follow=True).content.decode()
     assert "this checker separates good from bad questions (AUROC 1.00)" in page
