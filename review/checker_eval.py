@@ -455,15 +455,16 @@ def verdict_for(report: EvalReport) -> tuple[str, list[str]]:
     unreachable = sum(count for reason, count in report.unverified_reasons.items() if reason in UNREACHABLE_REASONS)
     paused = report.unverified_reasons.get(UNAVAILABLE, 0)
     # After failures in a row the breaker pauses the checker: those count with what made it open.
+    timed_out = slow
     if slow >= unreachable:
         slow += paused
     else:
         unreachable += paused
     if report.questions and slow * 2 > report.questions:
-        then = f" (the breaker then paused it for {paused} of them)" if paused else ""
+        then = f", and the breaker then paused the checker for {paused} more" if paused and timed_out else ""
         advice.append(
-            f"{slow} of {report.questions} checks ran out of time at {report.timeout:g} s{then}: the checker is "
-            "too slow for VERIFIER_TIMEOUT; raise VERIFIER_TIMEOUT (or lower VERIFIER_CONCURRENCY, or use a "
+            f"{timed_out} of {report.questions} checks ran out of time at {report.timeout:g} s{then}: the checker "
+            "is too slow for VERIFIER_TIMEOUT; raise VERIFIER_TIMEOUT (or lower VERIFIER_CONCURRENCY, or use a "
             "faster checker) and run this again."
         )
     if report.questions and unreachable * 2 > report.questions:

@@ -183,3 +183,42 @@ def test_the_admin_shows_the_last_run(answering, tmp_path, client, django_user_m
     assert "0.95 (catches 8 of 8 bad)" in score_row
     listing = client.get("/admin/review/checkerevalrun/").content.decode()
     assert "0.500" in listing and "1.000" in listing
+
+
+def _results(reason: str, count: int, *, label: str = GOOD) -> list:
+    item = QUESTIONS[0] if label == GOOD else bad_copies(QUESTIONS[0])[1]
+    return [
+        checker_eval.EvalResult(item, "unverified", None, {}, reason, "", 0.0, None, "systemone", "jev-1.13.0")
+        for _ in range(count)
+    ]
+
+
+def test_timeouts_then_a_pause_by_the_breaker_name_the_setting_to_change():
+    results = _results("round_budget", 10) + _results("checker_unavailable", 215, label=DEFECTIVE)
+    report = checker_eval.eval_report(
+        results, backend="systemone", model_id="jev-1.13.0", timeout=6.0, concurrency=4, wall_seconds=6.5
+    )
+    assert report.unverified == 225 and report.unverified_reasons == {"checker_unavailable": 215, "round_budget": 10}
+    assert report.verdict.startswith("the checker answered none of the questions")
+    assert report.advice == [
+        "10 of 225 checks ran out of time at 6 s, and the breaker then paused the checker for 215 more: the checker "
+        "is too slow for VERIFIER_TIMEOUT; raise VERIFIER_TIMEOUT (or lower VERIFIER_CONCURRENCY, or use a faster "
+        "checker) and run this again."
+    ]
+
+
+def test_an_unreachable_checker_is_not_called_slow():
+    results = _results("connection_refused", 6) + _results("checker_unavailable", 6)
+    report = checker_eval.eval_report(
+        results, backend="systemone", model_id="jev-1.13.0", timeout=6.0, concurrency=4, wall_seconds=1
+    )
+    assert report.advice == [
+        "12 of 12 checks could not reach the checker: check VERIFIER_BASE_URL and that the server is up."
+    ]
+
+
+def test_auroc_counts_ties_as_half():
+    assert checker_eval.auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert checker_eval.auroc([0.5, 0.5], [0.5]) == 0.5
+    assert checker_eval.auroc([0.1], [0.9]) == 0.0
+    assert checker_eval.auroc([], [0.9]) is None
