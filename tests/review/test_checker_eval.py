@@ -222,3 +222,20 @@ def test_auroc_counts_ties_as_half():
     assert checker_eval.auroc([0.5, 0.5], [0.5]) == 0.5
     assert checker_eval.auroc([0.1], [0.9]) == 0.0
     assert checker_eval.auroc([], [0.9]) is None
+
+
+def test_the_second_opinion_is_asked_as_in_play(answering, settings, tmp_path):
+    settings.VERIFIER_SECOND_OPINION_BACKEND = "judge"
+    settings.VERIFIER_SECOND_OPINION_MODEL = "judge-7b-2025-03"
+    settings.VERIFIER_SECOND_OPINION_BASE_URL = f"{answering.url}/v1"
+    settings.VERIFIER_SECOND_OPINION_API_KEY = "test-key"
+    settings.VERIFIER_SECOND_OPINION_TIMEOUT = 5.0
+    # Every score 0.55: within the band of the 0.6 threshold, so each question is asked again.
+    answering.script.default_probability = 0.55
+    answering.script.default_choice = "A"
+    out, _ = run("--set", str(write_set(tmp_path, small_set())), "--json")
+    report = json.loads(out)
+    judge_reports = [r for r in answering.requests_to("/v1/chat/completions") if "one JSON object" in r.body.decode()]
+    assert len(judge_reports) == 12
+    # Three System One calls (the checks, the blind question in two orders) and the second opinion's report.
+    assert report["calls_median"] == 4.0 and report["calls_total"] == 48
