@@ -13,6 +13,7 @@ from quiz.checking import round_check_refresh
 from quiz.jobs import generation_run
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Round
 from quiz.writer_messages import MAX_MESSAGE, RoundFacts, short_message
+from tests.fakes.writer_server import Turn
 from tests.quiz.generation import dropping
 from tests.quiz.test_checking import import_round, press_check, verdict_blocks
 from verifier.models import Verdict
@@ -165,3 +166,17 @@ def test_the_generate_page_and_the_admin_warn_when_most_checks_timed_out(gate_on
         text = admin.get(path).content.decode()
         assert "7 of the last 9 checks by systemone jev-1.13.0 ran out of time (VERIFIER_TIMEOUT is 2 s)" in text, path
         assert "Raise VERIFIER_TIMEOUT" in text
+
+
+def test_a_short_round_the_checker_rejected_entirely_says_both(gate_on, client, started_jobs, settings):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    gate_on.script.probabilities = {"DROPME": 0.1}
+    questions = [dropping("all")(0, index) for index in range(1, 8)]
+    gate_on.writer.turns = [Turn(questions=questions)]
+    job = write_round(client, 10)
+    assert job.round.entries.count() == 7 and job.round.check_status == CheckStatus.REJECTED
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "The checker rejected all 7 questions the model wrote" in page
+    assert "This round has 7 usable questions of the 10 you asked for." in page
+    assert page.split('data-field="held">', 1)[1].split("</span>", 1)[0] == "7 questions of the 10 asked"
+    assert "checked: all 7 questions were rejected by the checker" in page
