@@ -35,7 +35,7 @@ from review.models import CheckerEvalRun, Flag, Review, ReviewItem, ReviewLabel
 from review.selectors import labelled_scores, review_queue
 from review.services import question_fix, reviews_label
 from review.sweep import sweep
-from verifier import conf
+from verifier import causes, conf
 from verifier.breaker import configured_breaker_state, shared_breakers
 from verifier.models import Threshold
 from verifier.selectors import slow_checker
@@ -151,7 +151,11 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="outcome", ordering="latest_outcome")
     def outcome(self, obj) -> str:
-        return obj.latest_outcome or NONE
+        if not obj.latest_outcome:
+            return NONE
+        # What the checker did, as the host is told: rejected, too slow, unreachable, paused, model changed ...
+        did = causes.cause_words(outcome=obj.latest_outcome, reason=obj.latest_reason or "")
+        return f"{obj.latest_outcome} ({did})"
 
     @admin.display(description="score / threshold", ordering="latest_score")
     def score(self, obj) -> str:

@@ -166,6 +166,9 @@ def test_the_generate_page_and_the_admin_warn_when_most_checks_timed_out(gate_on
         text = admin.get(path).content.decode()
         assert "7 of the last 9 checks by systemone jev-1.13.0 ran out of time (VERIFIER_TIMEOUT is 2 s)" in text, path
         assert "Raise VERIFIER_TIMEOUT" in text
+    # The review queue says what the checker did with each question, as the host is told.
+    queue = admin.get("/admin/review/reviewitem/").content.decode()
+    assert "unverified (not verified: checker too slow)" in queue
 
 
 def test_a_short_round_the_checker_rejected_entirely_says_both(gate_on, client, started_jobs, settings):
