@@ -401,8 +401,12 @@ VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
 # `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).
 VERIFIER_YES_NO_FLOOR = env.float("VERIFIER_YES_NO_FLOOR", default=0.5)
-# `judge`: the completion limit of one report; a reasoning model's thinking counts against it.
-VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=4096)
+# `judge`: the completion limit of one report; a reasoning model's thinking counts against it. 0 (the default):
+# 512, what a one-line report needs, or 4096 for a reasoning model. Which it is: VERIFIER_JUDGE_REASONING (true or
+# false), or with "auto" (the default) by the judge's model id: o1, o3, o4, gpt-5, r1, qwq, or a part "reason",
+# "reasoning", "think", "thinking" (split at non-alphanumerics).
+VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=0)
+VERIFIER_JUDGE_REASONING = env("VERIFIER_JUDGE_REASONING", default="auto")
 # Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
 VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)

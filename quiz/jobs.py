@@ -285,6 +285,7 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
         questions=[questions[candidate.key] for candidate in outcome.played],
         provenance=Provenance.MODEL,
         check_status=outcome.check_status,
+        check_counts=outcome.check_counts,
         owner_key=job.owner_key,
         language=job.language,
     )

@@ -118,6 +118,7 @@ class Gate:
         self.tally = RoundTally()
         self._closed = False
         self._deadline: float | None = None
+        self._sealed_after_writing = True
         self._pending: set[asyncio.Timeout] = set()
 
     @classmethod
@@ -148,9 +149,11 @@ class Gate:
             second_threshold=second_threshold,
         )
 
-    def seal(self) -> None:
+    def seal(self, *, writing: bool = True) -> None:
         """The writer has finished writing: every pending check, and any begun before `unseal()`, has one
-        call budget left."""
+        call budget left. `writing=False`: nothing was being written (a check of existing questions), and a
+        question out of budget says so in those words."""
+        self._sealed_after_writing = writing
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
@@ -551,11 +554,10 @@ class Gate:
         return served
 
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
+        since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
         return self._fail_open(
             item,
-            GateFailure(
-                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
-            ),
+            GateFailure(ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s {since})"),
             started,
         )
 
@@ -590,7 +592,7 @@ class Gate:
         """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
 
         Nothing more is being written, so the round is sealed at once: it takes at most one call budget."""
-        self.seal()
+        self.seal(writing=False)
         return list(await asyncio.gather(*(self.check(item) for item in items)))
 
     async def check_stream(self, items: AsyncIterable[GateItem]) -> AsyncIterator[GateDecision]:

@@ -48,15 +48,17 @@ def test_a_job_saves_a_playable_round_for_the_session(gate_on):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_drop_everything_job_saves_an_unverified_round_queued_for_review(gate_on):
+def test_a_drop_everything_job_saves_a_round_rejected_by_the_checker_queued_for_review(gate_on):
     gate_on.script.probabilities = {"DROPME": 0.1}
     gate_on.writer.make_question = dropping("all")
     job = generation_job_create(owner_key="k", count=3, topic="Birds")
     generation_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.UNVERIFIED
-    assert {mark for _, mark in generation_round_questions(job=job)} == {"unverified"}
-    assert "queued for review" in job.message
+    # The checker answered every one and said no: not "could not be verified".
+    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.REJECTED
+    assert {mark for _, mark in generation_round_questions(job=job)} == {"rejected"}
+    assert job.round.check_label == "checked: all 3 questions were rejected by the checker"
+    assert "rejected all 15 questions" in job.message and "queued for review" in job.message
     assert Verdict.objects.filter(outcome="dropped").count() == 15
 
 
