@@ -172,7 +172,10 @@ def test_the_button_needs_a_checker_and_the_round_of_the_session(writer, client,
 
 def import_round_no_checker(client: Client) -> Round:
     response = client.post("/rounds/import/", {"text": ROUND_CSV})
-    assert "Check these questions" not in response.content.decode()
+    page = response.content.decode()
+    # Without a checker the button is shown switched off, with why (not hidden, not live).
+    assert re.search(r'<button[^>]*id="check-questions"[^>]*\bdisabled\b[^>]*>Check these questions<', page)
+    assert "No checker is configured" in page
     return Round.objects.get(owner_key=client.session["owner_key"])
 
 
