@@ -5,7 +5,8 @@ every process when the cache is Redis (REDIS_URL). Every step is one atomic cach
 `set`, `delete`), so processes racing on the same breaker agree without a lock.
 
 - closed: calls go out; each failure that means "the checker is unavailable" (a timeout, a refused or lost
-  connection, HTTP 5xx or 429) adds one to the run; any answer ends the run. `failures` in a row open it.
+  connection, before the headers or mid-body, HTTP 5xx or 429) adds one to the run; any answer ends the run.
+  `failures` in a row open it.
 - open: no call goes out; the question passes `unverified` with the reason `checker_unavailable`.
 - half-open: once `cooldown` seconds have passed, one call (the probe) may go out, whoever asks first; its
   answer closes the breaker, its failure opens it again for another cool-down. The probe's claim expires on
@@ -35,9 +36,20 @@ from verifier.conf import GateConfig
 logger = logging.getLogger("verifier")
 
 UNAVAILABLE = "checker_unavailable"
-# A transport that never delivered an answer. `truncated_body` and `body_too_large` are answers gone wrong.
+# A transport that never delivered an answer. `truncated_body` is a connection lost mid-body (closed or reset
+# before the announced length): a lost connection like one lost before the headers. `body_too_large` is an answer
+# gone wrong (the server is there, its reply is the problem).
 UNAVAILABLE_REASONS = frozenset(
-    {"timeout", "connection_refused", "connect_error", "connection_closed", "dns_error", "tls_error", "rate_limited"}
+    {
+        "timeout",
+        "connection_refused",
+        "connect_error",
+        "connection_closed",
+        "truncated_body",
+        "dns_error",
+        "tls_error",
+        "rate_limited",
+    }
 )
 KEY_PREFIX = "verifier-breaker"
 

@@ -143,7 +143,7 @@ def blind_schema(*, letters: tuple[str, ...]) -> dict[str, Any]:
 def _as_object(text: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's stack
         return None
     return value if isinstance(value, dict) else None
 
@@ -167,7 +167,7 @@ def report_object(content: str) -> dict[str, Any] | None:
             break
         try:
             value, _end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
             return value

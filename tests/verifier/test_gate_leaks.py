@@ -1,0 +1,73 @@
+"""The gate's smaller leaks, each against a scripted checker on loopback, counted on the server's side: a reply
+nested past the parser's stack, a connection lost mid-body, a judge that refuses every response format, and a
+dead checker while the writer is still writing."""
+
+import logging
+
+import pytest
+
+from tests.verifier.helpers import items
+from verifier.breaker import UNAVAILABLE, configured_breaker_state
+from verifier.gate import Gate
+
+CHAT = "/v1/chat/completions"
+PATHS = {"systemone": "/v1/systemone", "llm": CHAT, "judge": CHAT}
+
+
+@pytest.fixture(params=["systemone", "llm", "judge"])
+def checker(request):
+    """(backend name, its scripted server) for each backend."""
+    return request.param, request.getfixturevalue(request.param)
+
+
+def _gate() -> Gate:
+    return Gate.from_settings(threshold=0.6)
+
+
+async def _round(count: int) -> list:
+    async with _gate() as gate:
+        return await gate.check_all(items(count))
+
+
+def _tracebacks(caplog) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if record.exc_info]
+
+
+# --- a reply nested 100k levels deep -----------------------------------------------------------------------------
+
+
+async def test_a_reply_nested_past_the_parsers_stack_is_bad_json_without_a_traceback(checker, settings, caplog):
+    settings.VERIFIER_BREAKER_FAILURES = 1000  # the reason of every question, not the breaker's
+    _, server = checker
+    server.script.fault = "deep_nesting"
+    with caplog.at_level(logging.INFO):
+        decisions = await _round(3)
+    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", "bad_json")] * 3
+    assert "nested too deeply" in decisions[0].message
+    assert _tracebacks(caplog) == []
+
+
+async def test_a_judges_report_nested_past_the_parsers_stack_is_no_report(judge, caplog):
+    judge.script.judge_reply = "deep_nesting"
+    with caplog.at_level(logging.INFO):
+        decisions = await _round(2)
+    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", "unparsable_report")] * 2
+    assert _tracebacks(caplog) == []
+
+
+# --- a connection lost mid-body ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["truncated", "reset_mid_body"])
+async def test_a_connection_lost_mid_body_counts_toward_the_breaker(checker, settings, fault):
+    settings.VERIFIER_BREAKER_FAILURES = 4
+    name, server = checker
+    server.script.fault = fault
+    first = await _round(2)
+    assert {d.reason for d in first} <= {"truncated_body", UNAVAILABLE}
+    assert configured_breaker_state().state == "open"
+    # The next round is not sent: the breaker holds it, every question passes at once without a call.
+    server.reset_counters()
+    second = await _round(4)
+    assert server.requests_to(PATHS[name]) == []
+    assert [(d.outcome, d.reason) for d in second] == [("unverified", UNAVAILABLE)] * 4
