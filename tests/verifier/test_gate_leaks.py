@@ -71,3 +71,27 @@ async def test_a_connection_lost_mid_body_counts_toward_the_breaker(checker, set
     second = await _round(4)
     assert server.requests_to(PATHS[name]) == []
     assert [(d.outcome, d.reason) for d in second] == [("unverified", UNAVAILABLE)] * 4
+
+
+# --- a judge that refuses every response_format ------------------------------------------------------------------
+
+
+async def test_a_judge_refusing_every_response_format_walks_the_ladder_once(judge):
+    judge.script.refuse_formats = frozenset({"json_schema", "json_object"})
+    # Eight questions: a report and the blind question in two orders each, 24 answers.
+    decisions = await _round(8)
+    assert [d.outcome for d in decisions] == ["passed"] * 8
+    asked = judge.requests_to(CHAT)
+    refused = [r for r in asked if (r.json().get("response_format") or {}).get("type") in judge.script.refuse_formats]
+    # The ladder once (json_schema, then json_object, each refused once), then plain text for every answer.
+    assert len(refused) == 2
+    assert len(asked) == 24 + 2
+    assert sum(d.details["calls"] for d in decisions) == len(asked)
+
+
+async def test_the_ladder_is_learnt_once_for_calls_in_flight_together(judge, settings):
+    settings.VERIFIER_CONCURRENCY = 8
+    judge.script.refuse_formats = frozenset({"json_schema"})
+    decisions = await _round(6)
+    assert [d.outcome for d in decisions] == ["passed"] * 6
+    assert len(judge.requests_to(CHAT)) == 18 + 1

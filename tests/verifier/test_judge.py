@@ -179,7 +179,7 @@ async def test_format_falls_back_when_the_server_refuses_it(judge, refused, form
         second = await gate.check(item(2))
     assert first.outcome == "passed" and first.details["judge"]["format"] == format_used
     assert len(_of(_report_requests(judge), "Question number 1")) == report_calls
-    # The two blind calls go out with the report's, so they too step down the ladder; every call is counted.
+    # The two blind calls wait in their slots for the report's call to learn the format; every call is counted.
     assert first.details["calls"] == len(_of(judge.requests_to(CHAT), "Question number 1"))
     assert first.details["calls"] >= report_calls + 2
     assert [answer["format"] for answer in first.details["blind"]["orders"]] == [format_used] * 2
