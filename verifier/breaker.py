@@ -218,27 +218,65 @@ def unavailable_failure(backend: str, model_id: str) -> GateFailure:
 class BreakerGuard:
     """The breaker as a round's call guard (verifier.backends.base.CallGuard). A shared cache is I/O (Redis), so
     its steps run off the event loop, and how a call ended is recorded in the background (the call's slot is not
-    held for it; `drain()` waits for what is left); the in-process cache is a dict, asked directly."""
+    held for it; `drain()` waits for what is left); the in-process cache is a dict, asked directly.
 
-    def __init__(self, breaker: Breaker) -> None:
+    The guard also keeps the round's own view, so a dead checker holds a round one call budget, not one per batch
+    of calls: after a call of the round found the checker unavailable, a call that gets its slot waits until the
+    calls still in flight have ended (one answer and it goes; the rest failing too and it is not sent). A whole
+    batch failing in a row, `batch` calls (the round's concurrency, or the breaker's own count if that is fewer),
+    gives the round up on this checker while the writer is still writing (`sealed()` false): every later call of
+    the round passes `checker_unavailable` without being sent. After the seal the round's budget already holds
+    it to one call budget, and the shared breaker keeps counting across rounds as before.
+    """
+
+    def __init__(self, breaker: Breaker, *, batch: int = 0, sealed: Callable[[], bool] | None = None) -> None:
         self.breaker = breaker
         self._direct = _in_process(breaker.cache)
         self._allow = _off_the_loop(breaker.allow, direct=self._direct)
         self._record = _off_the_loop(breaker.record, direct=self._direct)
         self._release = _off_the_loop(breaker.release, direct=self._direct)
         self._pending: set[asyncio.Task[Any]] = set()
+        self._batch = min(breaker.threshold, batch) if batch > 0 else breaker.threshold
+        self._sealed = sealed or (lambda: True)
+        # This round: calls in flight, unavailable failures in a row, and whether it gave the checker up.
+        self._in_flight = 0
+        self._run = 0
+        self._given_up = False
+        self._changed = asyncio.Event()
 
     async def admit(self) -> Permit:
+        while self._run and self._in_flight and not self._given_up:
+            await self._changed.wait()
+        if self._given_up:
+            raise GateFailure(
+                UNAVAILABLE,
+                f"the checker ({self.breaker.backend} {self.breaker.model_id}) failed {self._run} calls in a row "
+                "in this round: not called",
+            )
         permit = await self._allow()
         if permit is None:
             raise unavailable_failure(self.breaker.backend, self.breaker.model_id)
+        self._in_flight += 1
         return permit
 
     async def ended(self, permit: Permit, failure: GateFailure | None) -> None:
+        if failure is not None and means_unavailable(failure):
+            self._run += 1
+            if self._run >= self._batch and not self._sealed():
+                self._given_up = True
+        else:
+            self._run = 0
+        self._call_over()
         await self._later(self._record(permit, failure))
 
     async def abandoned(self, permit: Permit) -> None:
+        self._call_over()
         await self._later(self._release(permit))
+
+    def _call_over(self) -> None:
+        self._in_flight -= 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     async def _later(self, step: Coroutine[Any, Any, Any]) -> None:
         if self._direct:

@@ -88,7 +88,9 @@ class Gate:
         self.source_text = source_text
         self.backend = backend or backend_for(config)
         self.breaker = breaker
-        self._guard = BreakerGuard(breaker) if breaker is not None else None
+        self._guard = (
+            BreakerGuard(breaker, batch=config.concurrency, sealed=self._sealed) if breaker is not None else None
+        )
         self.budget = CallBudget(
             concurrency=config.concurrency,
             timeout=config.timeout,
@@ -103,8 +105,11 @@ class Gate:
         self._second_pending: set[asyncio.Timeout] = set()
         if self.second is not None:
             self.second_backend = second_backend or backend_for(self.second)
+            second_breaker = _breaker_for(self.second) if breaker is not None else None
             self._second_guard: BreakerGuard | None = (
-                BreakerGuard(_breaker_for(self.second)) if breaker is not None else None
+                BreakerGuard(second_breaker, batch=self.second.concurrency, sealed=self._sealed)
+                if second_breaker is not None
+                else None
             )
             self.second_budget = CallBudget(
                 concurrency=self.second.concurrency,
@@ -163,6 +168,9 @@ class Gate:
         """When a second opinion still out is given up, so the first verdict is back before the round's end."""
         assert self._deadline is not None
         return self._deadline - ROUND_GRACE / 2
+
+    def _sealed(self) -> bool:
+        return self._deadline is not None
 
     def _past_deadline(self) -> bool:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline

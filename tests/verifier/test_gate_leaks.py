@@ -2,11 +2,12 @@
 nested past the parser's stack, a connection lost mid-body, a judge that refuses every response format, and a
 dead checker while the writer is still writing."""
 
+import asyncio
 import logging
 
 import pytest
 
-from tests.verifier.helpers import items
+from tests.verifier.helpers import items, stopwatch
 from verifier.breaker import UNAVAILABLE, configured_breaker_state
 from verifier.gate import Gate
 
@@ -95,3 +96,44 @@ async def test_the_ladder_is_learnt_once_for_calls_in_flight_together(judge, set
     decisions = await _round(6)
     assert [d.outcome for d in decisions] == ["passed"] * 6
     assert len(judge.requests_to(CHAT)) == 18 + 1
+
+
+# --- a dead checker while the writer is still writing ------------------------------------------------------------
+
+DEAD_TIMEOUT = 1.0
+HANG = 60.0  # the fake answers only when the client gives up
+
+
+async def _unsealed_round(count: int) -> tuple[list, float]:
+    """Checks started as a writer starts them, the writer still writing (the round is never sealed here)."""
+    async with _gate() as gate:
+        with stopwatch() as timing:
+            decisions = await asyncio.gather(*(gate.check(question) for question in items(count)))
+    return decisions, timing["wall"]
+
+
+async def test_an_unsealed_round_against_a_dead_checker_is_held_one_timeout(systemone, settings):
+    settings.VERIFIER_TIMEOUT = DEAD_TIMEOUT
+    settings.VERIFIER_CONCURRENCY = 4
+    settings.VERIFIER_BREAKER_FAILURES = 5  # the default: more than one batch of calls in flight
+    # The baseline, in the same run: the same round against a checker that answers at once.
+    _, baseline = await _unsealed_round(8)
+    systemone.reset_counters()
+    systemone.script.latency = HANG
+    decisions, wall = await _unsealed_round(8)
+    assert {d.outcome for d in decisions} == {"unverified"}
+    assert {d.reason for d in decisions} <= {"timeout", UNAVAILABLE}
+    # One batch of four calls waited out its timeout; nothing after it was sent.
+    assert len(systemone.requests) == 4
+    assert wall < 1.5 * DEAD_TIMEOUT + baseline
+
+
+async def test_an_answer_in_the_batch_keeps_the_round_calling(systemone, settings):
+    # One question's calls hang, the others answer: the round is not given up for one slow question.
+    settings.VERIFIER_TIMEOUT = DEAD_TIMEOUT
+    settings.VERIFIER_CONCURRENCY = 4
+    systemone.script.latencies = {"Question number 1:": HANG}
+    decisions, _ = await _unsealed_round(6)
+    assert [d.outcome for d in decisions[1:]] == ["passed"] * 5
+    assert decisions[0].reason == "timeout"
+    assert len(systemone.requests) == 18
