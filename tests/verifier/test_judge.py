@@ -261,7 +261,7 @@ async def test_blind_with_a_bad_probability_is_missing_not_fatal(judge):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_thresholds_are_per_served_model(judge):
+def test_thresholds_are_per_model_and_a_served_one_never_lowers_the_pinned_bar(judge):
     threshold_set(backend="judge", model_id="judge-7b-2025-03", value=0.75)
     threshold_set(backend="judge", model_id="judge-7b-2025-06", value=0.5)
     judge.script.probabilities = {"Question number": 0.7}
@@ -273,10 +273,16 @@ def test_thresholds_are_per_served_model(judge):
 
     decision = async_to_sync(check)()
     assert (decision.outcome, decision.threshold, decision.calibrated) == ("dropped", 0.75, True)
+    # A server that says it served another model never lowers the bar: the pinned model's 0.75 still holds.
     judge.script.served_model = "judge-7b-2025-06"
     gate = Gate.from_settings()
     decision = async_to_sync(check)()
-    assert (decision.outcome, decision.model_id, decision.threshold) == ("passed", "judge-7b-2025-06", 0.5)
+    assert (decision.outcome, decision.model_id, decision.threshold, decision.reason) == (
+        "dropped",
+        "judge-7b-2025-06",
+        0.75,
+        "model_changed",
+    )
 
 
 def test_report_object_reads_fences_prose_and_refuses_lists():
