@@ -70,10 +70,6 @@ class GateDecision:
         return "blind_missing" in self.details
 
     @property
-    def model_changed(self) -> bool:
-        return bool(self.requested_model_id) and bool(self.model_id) and self.model_id != self.requested_model_id
-
-    @property
     def blind_order_dependent(self) -> bool:
         blind = self.details.get("blind")
         return isinstance(blind, dict) and bool(blind.get("order_dependent"))
