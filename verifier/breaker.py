@@ -164,6 +164,18 @@ class Breaker:
                 self.cooldown,
             )
 
+    def trip(self, calls: int, reason: str) -> None:
+        """Open now: a whole batch of one round's calls, in flight together, found the checker unavailable."""
+        if self.cache.add(self._k("opened_at"), self.clock(), timeout=None):
+            logger.warning(
+                "checker breaker %s %s opened: a whole batch of %d calls in flight together failed (last: %s); "
+                "questions pass unchecked for %g s",
+                *self._names(),
+                calls,
+                reason,
+                self.cooldown,
+            )
+
     def release(self, permit: Permit) -> None:
         """The call was abandoned (the round was cancelled) before it ended: it proves nothing either way."""
         if permit.probe:
@@ -224,9 +236,10 @@ class BreakerGuard:
     of calls: after a call of the round found the checker unavailable, a call that gets its slot waits until the
     calls still in flight have ended (one answer and it goes; the rest failing too and it is not sent). A whole
     batch failing in a row, `batch` calls (the round's concurrency, or the breaker's own count if that is fewer),
-    gives the round up on this checker while the writer is still writing (`sealed()` false): every later call of
-    the round passes `checker_unavailable` without being sent. After the seal the round's budget already holds
-    it to one call budget, and the shared breaker keeps counting across rounds as before.
+    gives the round up on this checker while the writer is still writing (`sealed()` false), and opens the breaker
+    (the next round need not wait out the same timeout to learn it): every later call passes `checker_unavailable`
+    without being sent. After the seal the round's budget already holds it to one call budget, and the breaker
+    counts its run as before.
     """
 
     def __init__(self, breaker: Breaker, *, batch: int = 0, sealed: Callable[[], bool] | None = None) -> None:
@@ -235,6 +248,7 @@ class BreakerGuard:
         self._allow = _off_the_loop(breaker.allow, direct=self._direct)
         self._record = _off_the_loop(breaker.record, direct=self._direct)
         self._release = _off_the_loop(breaker.release, direct=self._direct)
+        self._trip = _off_the_loop(breaker.trip, direct=self._direct)
         self._pending: set[asyncio.Task[Any]] = set()
         self._batch = min(breaker.threshold, batch) if batch > 0 else breaker.threshold
         self._sealed = sealed or (lambda: True)
@@ -260,14 +274,18 @@ class BreakerGuard:
         return permit
 
     async def ended(self, permit: Permit, failure: GateFailure | None) -> None:
+        tripped = False
         if failure is not None and means_unavailable(failure):
             self._run += 1
-            if self._run >= self._batch and not self._sealed():
-                self._given_up = True
+            if self._run >= self._batch and not self._sealed() and not self._given_up:
+                self._given_up = tripped = True
         else:
             self._run = 0
         self._call_over()
         await self._later(self._record(permit, failure))
+        if tripped:
+            assert failure is not None
+            await self._later(self._trip(self._run, failure.reason))
 
     async def abandoned(self, permit: Permit) -> None:
         self._call_over()

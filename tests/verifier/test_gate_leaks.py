@@ -126,6 +126,12 @@ async def test_an_unsealed_round_against_a_dead_checker_is_held_one_timeout(syst
     # One batch of four calls waited out its timeout; nothing after it was sent.
     assert len(systemone.requests) == 4
     assert wall < 1.5 * DEAD_TIMEOUT + baseline
+    # The breaker learnt it from that batch: the next round is not sent at all.
+    assert configured_breaker_state().state == "open"
+    systemone.reset_counters()
+    decisions, wall = await _unsealed_round(8)
+    assert systemone.requests == []
+    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", UNAVAILABLE)] * 8
 
 
 async def test_an_answer_in_the_batch_keeps_the_round_calling(systemone, settings):
