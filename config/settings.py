@@ -397,6 +397,8 @@ VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)
 VERIFIER_CONCURRENCY = env.int("VERIFIER_CONCURRENCY", default=4)
 VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
 VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
+# An id with no date or version (gpt-4o, model-v2, llama3:8b) is a warning (verifier.W004) until acknowledged here.
+VERIFIER_ALLOW_UNPINNED_MODEL = env.bool("VERIFIER_ALLOW_UNPINNED_MODEL", default=False)
 VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
 # `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).

@@ -61,6 +61,12 @@ class CheckMark:
     probabilities: dict[str, float]
     backend: str
     model_id: str
+    # The pinned model the gate asked for; it differs from `model_id` when the server served another one.
+    requested_model_id: str = ""
+
+    @property
+    def model_changed(self) -> bool:
+        return bool(self.requested_model_id) and bool(self.model_id) and self.model_id != self.requested_model_id
 
     @property
     def cause(self) -> str:
@@ -110,6 +116,7 @@ def _mark_of(verdict: Verdict) -> CheckMark:
         probabilities=dict(verdict.probabilities or {}),
         backend=verdict.backend,
         model_id=verdict.model_id,
+        requested_model_id=verdict.requested_model_id,
     )
 
 

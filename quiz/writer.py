@@ -38,7 +38,7 @@ from quiz.writer_messages import (
 )
 from verifier import causes
 from verifier import conf as gate_conf
-from verifier.gate import Gate, GateDecision, GateItem
+from verifier.gate import MODEL_CHANGED, Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
 
@@ -373,6 +373,14 @@ class RoundWriter:
             unchecked_reasons=[
                 c.decision.reason for c in played if c.decision is not None and c.decision.outcome == "unverified"
             ],
+            model_changed=next(
+                (
+                    (c.decision.requested_model_id, c.decision.model_id)
+                    for c in self.candidates
+                    if c.decision is not None and c.decision.reason == MODEL_CHANGED
+                ),
+                None,
+            ),
         )
 
     def _outcome(self) -> WriteOutcome:

@@ -5,7 +5,8 @@ translation can follow.
 One sentence per thing that happened, in the order it mattered: the model too slow (an attempt cut at its
 deadline, and how much of it was written), the round's time budget used up, items the model wrote that were
 invalid (and why), repeats of earlier questions, what the checker dropped, and which questions are played
-unchecked because the checker could not check them (paused, unreachable, out of time, an answer it could not use).
+unchecked because the checker could not check them (paused, unreachable, out of time, an answer it could not use);
+and when the checker's server said another model answered than the pinned one, that the stricter bar applied.
 """
 
 from collections import Counter
@@ -52,6 +53,8 @@ class RoundFacts:
     error: str = ""
     # The gate's reasons for the played questions it could not check (outcome "unverified").
     unchecked_reasons: list[str] = field(default_factory=list)
+    # (pinned, served) when the checker's server said another model than the pinned one answered.
+    model_changed: tuple[str, str] | None = None
 
 
 def seconds_text(value: float) -> str:
@@ -154,6 +157,19 @@ def _why_unchecked(reason: str) -> str:
     return gettext("the checker's answer could not be used (%(reason)s)") % {"reason": reason or "unknown"}
 
 
+def model_changed_note(facts: RoundFacts) -> list[str]:
+    if facts.model_changed is None:
+        return []
+    pinned, served = facts.model_changed
+    return [
+        gettext(
+            "The checker's model changed (pinned %(pinned)s, served %(served)s): the stricter of the two models' "
+            "thresholds was applied."
+        )
+        % {"pinned": pinned, "served": served}
+    ]
+
+
 def unchecked_note(facts: RoundFacts) -> list[str]:
     """Which played questions the checker could not check, and why."""
     reasons = facts.unchecked_reasons
@@ -190,7 +206,7 @@ def _join(sentences: list[str], *, keep_last: bool = False) -> str:
 
 
 def full_message(facts: RoundFacts) -> str:
-    sentences = unchecked_note(facts)
+    sentences = unchecked_note(facts) + model_changed_note(facts)
     if facts.dropped:
         text = ngettext(
             "The checker removed %(count)d of the questions written; the rest are kept.",
@@ -203,7 +219,7 @@ def full_message(facts: RoundFacts) -> str:
 
 def short_message(facts: RoundFacts) -> str:
     """A round with fewer questions than asked for: every cause, then what is left."""
-    causes = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
+    causes = model_changed_note(facts) + _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
     if facts.error:
         causes.append(facts.error)
     values = {"played": facts.played, "count": facts.count, "dropped": facts.dropped}
@@ -245,7 +261,7 @@ def ungated_message(facts: RoundFacts, *, checked: int) -> str:
         checked,
     )
     found = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
-    sentences = [*found, text % {"count": checked}]
+    sentences = [*model_changed_note(facts), *found, text % {"count": checked}]
     if facts.played < facts.count:
         sentences.append(_holds(facts))
     return _join(sentences, keep_last=facts.played < facts.count)

@@ -181,6 +181,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
             ]
             if on
         ]
+        if changed := evidence.model_changed_note(obj.latest_model_id, obj.latest_requested_model_id):
+            found.append(changed)
         return ", ".join(found) or NONE
 
     @admin.display(description="premise group", ordering="premise_group")

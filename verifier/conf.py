@@ -50,6 +50,10 @@ def allow_model_alias() -> bool:
     return bool(setting("VERIFIER_ALLOW_MODEL_ALIAS"))
 
 
+def allow_unpinned_model() -> bool:
+    return bool(setting("VERIFIER_ALLOW_UNPINNED_MODEL"))
+
+
 def max_body_bytes() -> int:
     return int(setting("VERIFIER_MAX_BODY_BYTES"))
 
@@ -260,6 +264,23 @@ def is_model_alias(model: str) -> bool:
     if not any(char.isdigit() for char in name):
         return True
     return name.endswith("latest") or bool(MOVING_WORDS.intersection(re.split(r"[^a-z0-9]+", name)))
+
+
+# What pins an id to one model version: a date as a part of it (2024-08-06, 20240806, or a monthly 2025-01), or a
+# full version x.y.z (optionally v-prefixed). Digits alone do not: `gpt-4o`, `model-v2`, `llama3:8b` and
+# `qwen2.5:0.5b` name a family or a size, which their servers re-point to newer weights without a new id.
+_DATED = re.compile(
+    r"(?<![0-9])(?:19|20)[0-9]{2}"
+    r"(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?|(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01]))"
+    r"(?![0-9])"
+)
+_VERSIONED = re.compile(r"(?<![0-9a-z.])v?[0-9]+\.[0-9]+\.[0-9]+(?![0-9.])")
+
+
+def is_pinned_version(model: str) -> bool:
+    """Whether the id names one model version: a date or a full x.y.z version as a part of it (see _DATED)."""
+    name = model.strip().lower()
+    return bool(_DATED.search(name) or _VERSIONED.search(name))
 
 
 _mismatches_warned: set[tuple[str, str, str]] = set()

@@ -16,7 +16,7 @@ def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
 
 
 def stored_thresholds(*, backend: str) -> dict[str, float]:
-    """model id -> its stored pass mark, for one backend (the gate picks the served model's)."""
+    """model id -> its stored pass mark, for one backend (the gate applies a served model's when it is stricter)."""
     return {
         model_id: float(value)
         for model_id, value in Threshold.objects.filter(backend=backend).values_list("model_id", "value")

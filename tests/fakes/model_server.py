@@ -25,6 +25,8 @@ import contextlib
 import gzip
 import json
 import math
+import socket
+import struct
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -66,8 +68,13 @@ FAULTS = (
     "br_encoded",
     "gzip_small",
     "gzip_bomb_500",
+    # A well-formed JSON body nested DEEP_NESTING levels deep (past any recursive parser's limit).
+    "deep_nesting",
+    # The reply's headers and half its body, then the connection is reset (RST): a connection lost mid-body.
+    "reset_mid_body",
 )
 HUGE_BYTES = 2 * 1024 * 1024
+DEEP_NESTING = 100_000
 REASONS = {200: "OK", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 422: "Unprocessable"}
 
 
@@ -98,6 +105,8 @@ class Reply:
     trickle_delay: float | None = None
     # Close the connection without answering at all.
     close_without_reply: bool = False
+    # Announce the whole body, send half of it, then reset the connection (a lost connection, not a clean close).
+    reset_mid_body: bool = False
 
     @classmethod
     def json(cls, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Reply":
@@ -469,7 +478,7 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         return False
     head = [f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, 'Status')}"]
     headers = {"content-type": reply.content_type, **reply.headers}
-    keep_open = not (reply.truncate or reply.trickle_delay)
+    keep_open = not (reply.truncate or reply.trickle_delay or reply.reset_mid_body)
     if reply.chunks is not None:
         headers["transfer-encoding"] = "chunked"
     else:
@@ -487,8 +496,12 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
             writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             await writer.drain()
         writer.write(b"0\r\n\r\n")
-    elif reply.truncate:
+    elif reply.truncate or reply.reset_mid_body:
         writer.write(reply.body[: len(reply.body) // 2])
+        if reply.reset_mid_body:
+            await writer.drain()
+            _reset(writer)
+            return False
     elif reply.trickle_delay:
         for index in range(len(reply.body)):
             if reader.at_eof():
@@ -502,6 +515,14 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         writer.write(reply.body)
     await writer.drain()
     return keep_open
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Drop the connection with a TCP reset (SO_LINGER 0), as a crashed server or a middlebox does."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 def _with_latency(reply: Reply, latency: float) -> Reply:
@@ -523,6 +544,10 @@ def _generic_fault(fault: str, good: bytes, script: Script) -> Reply | None:
         return Reply(body=good, truncate=True)
     if fault == "close":
         return Reply(close_without_reply=True)
+    if fault == "reset_mid_body":
+        return Reply(body=good, reset_mid_body=True)
+    if fault == "deep_nesting":
+        return Reply(body=b"[" * DEEP_NESTING + b"]" * DEEP_NESTING)
     if fault == "trickle":
         return Reply(body=good, trickle_delay=script.trickle_delay)
     if fault == "gzip_gzip_bomb":
@@ -727,6 +752,7 @@ JUDGE_REPLIES = (
     "thought_out",  # no text at all: a reasoning model that spent every token thinking
     "no_json",  # prose only
     "refusal",  # an empty message with a refusal
+    "deep_nesting",  # the message text a JSON array nested DEEP_NESTING levels deep
 )
 
 
@@ -800,6 +826,8 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
         text = "I think the question is fine."
     elif style == "refusal":
         text, refusal = "", "I can't help with that."
+    elif style == "deep_nesting":
+        text = "[" * DEEP_NESTING + "]" * DEEP_NESTING
     completion_tokens = max(1, len(text) // 4) + (script.reasoning_tokens or 0)
     usage: dict[str, Any] = {
         "prompt_tokens": 50 + len(prompt) // 4,

@@ -5,6 +5,7 @@ import logging
 import time
 
 import pytest
+from django.utils import translation
 from jsonschema import Draft202012Validator
 
 from quiz.exceptions import InvalidQuestion
@@ -145,6 +146,21 @@ async def test_a_second_attempt_for_the_shortfall(gate_on):
     assert outcome.progress.dropped == 7 and outcome.progress.attempt == 2
     assert "DROPME Request 0 question 1" in gate_on.user_prompt(1)
     assert outcome.message.startswith("The checker removed 7")
+
+
+async def test_the_host_is_told_when_the_checkers_server_served_another_model(gate_on):
+    gate_on.script.served_model = "jev-1.14.0"
+    outcome = await write(4, gate=Gate(config=gate_config(), threshold=0.6, calibrated=False, thresholds={}))
+    assert outcome.kind == "full" and len(outcome.played) == 4
+    assert {c.decision.reason for c in outcome.played} == {"model_changed"}
+    assert outcome.message == (
+        "The checker's model changed (pinned jev-1.13.0, served jev-1.14.0): the stricter of the two models' "
+        "thresholds was applied."
+    )
+    # Written for a German host, the message is German.
+    with translation.override("de"):
+        german = await write(4, gate=Gate(config=gate_config(), threshold=0.6, calibrated=False, thresholds={}))
+    assert german.message.startswith("Das Modell des Prüfers hat sich geändert (festgelegt jev-1.13.0, geliefert")
 
 
 async def test_fewer_survivors_after_the_last_attempt_play_a_shorter_round(gate_on, settings):

@@ -208,7 +208,7 @@ async def test_format_falls_back_when_the_server_refuses_it(judge, refused, form
         second = await gate.check(item(2))
     assert first.outcome == "passed" and first.details["judge"]["format"] == format_used
     assert len(_of(_report_requests(judge), "Question number 1")) == report_calls
-    # The two blind calls go out with the report's, so they too step down the ladder; every call is counted.
+    # The two blind calls wait in their slots for the report's call to learn the format; every call is counted.
     assert first.details["calls"] == len(_of(judge.requests_to(CHAT), "Question number 1"))
     assert first.details["calls"] >= report_calls + 2
     assert [answer["format"] for answer in first.details["blind"]["orders"]] == [format_used] * 2
@@ -290,7 +290,7 @@ async def test_blind_with_a_bad_probability_is_missing_not_fatal(judge):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_thresholds_are_per_served_model(judge):
+def test_thresholds_are_per_model_and_a_served_one_never_lowers_the_pinned_bar(judge):
     threshold_set(backend="judge", model_id="judge-7b-2025-03", value=0.75)
     threshold_set(backend="judge", model_id="judge-7b-2025-06", value=0.5)
     judge.script.probabilities = {"Question number": 0.7}
@@ -302,10 +302,16 @@ def test_thresholds_are_per_served_model(judge):
 
     decision = async_to_sync(check)()
     assert (decision.outcome, decision.threshold, decision.calibrated) == ("dropped", 0.75, True)
+    # A server that says it served another model never lowers the bar: the pinned model's 0.75 still holds.
     judge.script.served_model = "judge-7b-2025-06"
     gate = Gate.from_settings()
     decision = async_to_sync(check)()
-    assert (decision.outcome, decision.model_id, decision.threshold) == ("passed", "judge-7b-2025-06", 0.5)
+    assert (decision.outcome, decision.model_id, decision.threshold, decision.reason) == (
+        "dropped",
+        "judge-7b-2025-06",
+        0.75,
+        "model_changed",
+    )
 
 
 def test_report_object_reads_fences_prose_and_refuses_lists():

@@ -203,6 +203,9 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise GateFailure("bad_json", f"body is not JSON ({len(raw)} bytes)") from exc
+    except RecursionError as exc:
+        # A few hundred KiB of "[" outnest the parser's stack: a bad reply like any other, not the gate's fault.
+        raise GateFailure("bad_json", f"body is nested too deeply to read ({len(raw)} bytes)") from exc
     if not isinstance(payload, dict):
         raise GateFailure("bad_json", "body is not a JSON object")
     return payload
