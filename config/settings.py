@@ -259,6 +259,12 @@ WS_PING_BURST = env.int("WS_PING_BURST", default=10)
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
 # With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
 WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
+# Each server process beats into Redis every third of this (core/processes.py); one silent this long, or killed on
+# the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
+PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
+# A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
+# page takes to reconnect (lobby/lost.py). Nobody is refused as too late for time the loss of a worker took.
+LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
 # A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
 WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
 # Spreading sockets after a worker restart (lobby/rebalance.py; only with REDIS_URL): every this many seconds

@@ -202,6 +202,11 @@ def forget(socket) -> None:
     _healer().sockets.discard(socket)
 
 
+def tracked() -> list:
+    """This process's (this event loop's) joined room sockets."""
+    return list(_healer().sockets)
+
+
 def _send_failed(group: str, event: dict, started: float) -> None:
     try:
         healer = _healer()
