@@ -115,13 +115,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
 CHANNEL_LAYER = env("CHANNEL_LAYER", default="pubsub")  # "pubsub" or "core": see README, Performance
+# The channel layer may be sharded over several Redis servers (channels_redis hashes each channel and group to one
+# of them); everything else in Redis (cache, per-IP limits, socket leases, the processes' beats and registry, the
+# breakers, Celery) stays on REDIS_URL. See deploy/README.md.
+CHANNEL_LAYER_REDIS_URLS = env.list("CHANNEL_LAYER_REDIS_URLS", default=[REDIS_URL] if REDIS_URL else [])
 if REDIS_URL and CHANNEL_LAYER == "core":
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 # redis-py caps an asyncio pool at 100 connections; a burst of joins needs more.
-                "hosts": [{"address": REDIS_URL, "max_connections": env.int("REDIS_MAX_CONNECTIONS", default=1000)}],
+                "hosts": [
+                    {"address": url, "max_connections": env.int("REDIS_MAX_CONNECTIONS", default=1000)}
+                    for url in CHANNEL_LAYER_REDIS_URLS
+                ],
                 # A room is at most 20 players + a host; a channel never needs more than a few queued events.
                 "capacity": 200,
                 "expiry": 30,
@@ -133,7 +140,7 @@ elif REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate")},
+            "CONFIG": {"hosts": CHANNEL_LAYER_REDIS_URLS, "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate")},
         }
     }
 else:
