@@ -4,9 +4,10 @@ Its players' sockets closed with it; they reconnect to a survivor with their tok
 few seconds, and a question near its end would have closed meanwhile, their answers refused as too late for time
 the outage took, not them. So every process says, in its beat (core/processes.py), which rooms it holds player
 sockets of; the survivor that sees it die moves back the deadline of each of those rooms' open questions by the
-time the process was silent plus LOST_PROCESS_GRACE_SECONDS (the time a page takes to come back), once, as the
-heal after a Redis outage gives a question back the outage's time (lobby/heal.py). A room event tells everyone the
-new deadline. A room between questions is left alone.
+time the process was silent (at most ROOM_MAX_TIMER) plus LOST_PROCESS_GRACE_SECONDS (the time a page takes to
+come back), once, as the heal after a Redis outage gives a question back the outage's time (lobby/heal.py). A room
+event tells everyone the new deadline. A room between questions is left alone, and so is a question that reached
+its deadline before the death was seen (within a beat, 1 s, on the same host): the clock has closed it.
 """
 
 import logging
@@ -47,7 +48,8 @@ async def _process_died(client, name: str, silent: float, held: object) -> None:
     if not isinstance(held, list) or not held:
         return
     room_ids = [r for r in held if isinstance(r, int) and not isinstance(r, bool)]
-    seconds = silent + settings.LOST_PROCESS_GRACE_SECONDS
+    # Never more than a whole question's time: after a long outage of every process a question is not reopened.
+    seconds = min(silent, settings.ROOM_MAX_TIMER) + settings.LOST_PROCESS_GRACE_SECONDS
     moved = await database_sync_to_async(questions_give_back, thread_sensitive=False)(
         room_ids=room_ids, seconds=seconds
     )
