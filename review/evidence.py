@@ -9,6 +9,7 @@ from quiz.models import Question
 from quiz.validation import OPTION_LETTERS
 from review.models import Flag, FlagKind, PremiseCheck, PremiseMember, Review
 from review.selectors import question_flags, question_premise_groups
+from verifier import causes
 from verifier.models import Verdict
 
 NONE = "—"
@@ -103,7 +104,7 @@ def verdicts_evidence(*, question: Question) -> dict[str, Any]:
                 "when": _when(v.created_at),
                 "backend": v.backend,
                 "model": v.model_id + asked_for(v.model_id, v.requested_model_id),
-                "outcome": v.outcome,
+                "outcome": f"{v.outcome}: {causes.cause_words(outcome=v.outcome, reason=v.reason)}",
                 "score": NONE if v.score is None else f"{v.score:.3f}",
                 "threshold": f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
                 "probabilities": ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,

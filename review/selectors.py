@@ -83,6 +83,7 @@ def review_queue() -> QuerySet[ReviewItem]:
             premise_group=Coalesce(latest_group, origin_group, output_field=BigIntegerField()),
             queued_at=Coalesce(last_signal, F("created_at")),
             latest_outcome=Subquery(latest_verdict.values("outcome")[:1]),
+            latest_reason=Subquery(latest_verdict.values("reason")[:1]),
             latest_score=Subquery(latest_verdict.values("score")[:1]),
             latest_threshold=Subquery(latest_verdict.values("threshold")[:1]),
             latest_backend=Subquery(latest_verdict.values("backend")[:1]),

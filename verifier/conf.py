@@ -58,8 +58,35 @@ def yes_no_floor() -> float:
     return float(setting("VERIFIER_YES_NO_FLOOR"))
 
 
-def judge_max_tokens() -> int:
-    return max(1, int(setting("VERIFIER_JUDGE_MAX_TOKENS")))
+# The judge's completion limit when VERIFIER_JUDGE_MAX_TOKENS is 0: a report is one short JSON object (about 100
+# tokens); a reasoning model thinks first, and its thinking counts against the limit.
+JUDGE_REPORT_TOKENS = 512
+JUDGE_REASONING_TOKENS = 4096
+# Parts of a model id that name a reasoning model (the id split at every non-alphanumeric, lowercased).
+REASONING_PARTS = frozenset({"o1", "o3", "o4", "r1", "qwq", "reason", "reasoner", "reasoning", "think", "thinking"})
+
+
+def is_reasoning_model(model: str) -> bool:
+    """VERIFIER_JUDGE_REASONING true/false; "auto": whether the model id looks like a reasoning model's
+    (o1-2024-12-17, deepseek-r1, qwq-32b, gpt-5-mini, a "...-thinking" or "...-reasoning" model)."""
+    said = str(setting("VERIFIER_JUDGE_REASONING") or "auto").strip().lower()
+    if said in ("1", "true", "yes", "on"):
+        return True
+    if said in ("0", "false", "no", "off"):
+        return False
+    name = model.strip().lower()
+    parts = set(re.split(r"[^a-z0-9]+", name))
+    return bool(REASONING_PARTS & parts) or name.startswith("gpt-5")
+
+
+def judge_max_tokens(model: str | None = None) -> int:
+    """The judge's completion limit: VERIFIER_JUDGE_MAX_TOKENS when set (above 0), else 512 for a report, or 4096
+    when the judge's model (`model`, VERIFIER_MODEL by default) is a reasoning model (is_reasoning_model)."""
+    value = int(setting("VERIFIER_JUDGE_MAX_TOKENS") or 0)
+    if value > 0:
+        return value
+    reasoning = is_reasoning_model(model_id() if model is None else model)
+    return JUDGE_REASONING_TOKENS if reasoning else JUDGE_REPORT_TOKENS
 
 
 def default_threshold() -> float:
@@ -182,6 +209,7 @@ def second_opinion_config(first: GateConfig) -> GateConfig | None:
         base_url=second_opinion_base_url(),
         api_key=second_opinion_api_key(),
         timeout=second_opinion_timeout(),
+        judge_max_tokens=judge_max_tokens(model),
         second_opinion=None,
         second_opinion_band=0.0,
     )

@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from asgiref.sync import sync_to_async
 
+from core import metrics
 from verifier import conf, policy
 from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
 from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
@@ -94,6 +95,7 @@ class Gate:
             timeout=config.timeout,
             guard=self._guard,
             past_deadline=self._past_deadline,
+            backend=config.backend,
         )
         # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
         self.second = config.second_opinion if self.enabled else None
@@ -111,10 +113,12 @@ class Gate:
                 timeout=self.second.timeout,
                 guard=self._second_guard,
                 past_deadline=self._past_deadline,
+                backend=self.second.backend,
             )
         self.tally = RoundTally()
         self._closed = False
         self._deadline: float | None = None
+        self._sealed_after_writing = True
         self._pending: set[asyncio.Timeout] = set()
 
     @classmethod
@@ -145,9 +149,11 @@ class Gate:
             second_threshold=second_threshold,
         )
 
-    def seal(self) -> None:
+    def seal(self, *, writing: bool = True) -> None:
         """The writer has finished writing: every pending check, and any begun before `unseal()`, has one
-        call budget left."""
+        call budget left. `writing=False`: nothing was being written (a check of existing questions), and a
+        question out of budget says so in those words."""
+        self._sealed_after_writing = writing
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
@@ -240,6 +246,7 @@ class Gate:
             decision = self._out_of_budget(item, now)
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
+        metrics.gate_decided(backend=self.config.backend, outcome=decision.outcome, reason=decision.reason)
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
@@ -547,11 +554,10 @@ class Gate:
         return served
 
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
+        since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
         return self._fail_open(
             item,
-            GateFailure(
-                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
-            ),
+            GateFailure(ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s {since})"),
             started,
         )
 
@@ -586,7 +592,7 @@ class Gate:
         """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
 
         Nothing more is being written, so the round is sealed at once: it takes at most one call budget."""
-        self.seal()
+        self.seal(writing=False)
         return list(await asyncio.gather(*(self.check(item) for item in items)))
 
     async def check_stream(self, items: AsyncIterable[GateItem]) -> AsyncIterator[GateDecision]:

@@ -162,6 +162,32 @@ class Script:
     # The blind question answered by content, whatever order the options are shown in: per question (substring),
     # {option text: probability}; an option not named gets 0. Checked before `choices` (see choice_by_text).
     choice_texts: dict[str, dict[str, float]] = field(default_factory=dict)
+    # A checker that knows the answers: question text -> (the right option's text, the true explanation). A
+    # question found here is answered by content: the marked option and the explanation get `oracle_high` when
+    # they are the right ones and `oracle_low` when not, and the blind question names the right option.
+    oracle: dict[str, tuple[str, str]] = field(default_factory=dict)
+    oracle_high: float = 0.95
+    oracle_low: float = 0.05
+
+    def oracle_probability(self, text: str, check: str) -> float | None:
+        """What the oracle says about this check of the question in `text` (a document as JSON, or a chat prompt
+        holding one); None when the question is not the oracle's."""
+        document = _document_of(text)
+        if not isinstance(document, dict) or str(document.get("question", "")) not in self.oracle:
+            return None
+        right, explanation = self.oracle[str(document["question"])]
+        if "explanation_true" in check or "claim in the explanation" in check:
+            return self.oracle_high if str(document.get("explanation", "")) == explanation else self.oracle_low
+        options = document.get("options") if isinstance(document.get("options"), dict) else {}
+        letter = str(document.get("marked_correct_option", "")).split(".", 1)[0]
+        return self.oracle_high if options.get(letter) == right else self.oracle_low
+
+    def oracle_choice(self, text: str) -> dict[str, float] | None:
+        document = _document_of(text)
+        if not isinstance(document, dict) or str(document.get("question", "")) not in self.oracle:
+            return None
+        right = self.oracle[str(document["question"])][0]
+        return {right: self.oracle_high}
 
     def _match(self, table: dict[str, Any], text: str) -> Any:
         for needle, value in table.items():
@@ -195,6 +221,9 @@ class Script:
         -> option text) lets `choice_texts` answer by content, and `known` (the marked option's text) the
         unscripted default."""
         options = options or {}
+        oracle = self.oracle_choice(text)
+        if oracle is not None and options:
+            return {letter: float(oracle.get(option, 0.0)) for letter, option in options.items()}
         by_text = choice_by_text(self.choice_texts, text, options)
         if by_text is not None:
             return by_text
@@ -208,6 +237,8 @@ class Script:
         return {letter: (self.default_probability if letter == picked else rest) for letter in letters}
 
     def probability_for(self, text: str, check: str) -> float:
+        if self.oracle and (known := self.oracle_probability(text, check)) is not None:
+            return known
         value = self._match(self.probabilities, text)
         if value is None:
             return self.default_probability
@@ -217,6 +248,14 @@ class Script:
                 found = self._match(value, check)
             return self.default_probability if found is None else found
         return value
+
+
+def _document_of(text: str) -> Any:
+    """The question document in a System One request's document (JSON) or a chat prompt (a ```json block)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return document_in(text)
 
 
 def choice_by_text(table: dict[str, dict[str, float]], text: str, options: dict[str, str]) -> dict[str, float] | None:

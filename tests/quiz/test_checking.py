@@ -128,7 +128,8 @@ def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_rou
         assert "could not be reached" in block or "unavailable" in block
     round_.refresh_from_db()
     assert round_.check_status == CheckStatus.UNVERIFIED
-    assert round_.check_label == "checked: 4 unverified"
+    # The label says why: no connection (not "too slow", not "rejected").
+    assert round_.check_label == "checked: 4 not verified: checker unreachable"
     created = room_create(round_id=round_.pk, timer_seconds=20)
     assert created.room.question_count == 4
 
