@@ -74,9 +74,14 @@ class Phone:
             await asyncio.sleep(max(backoff, hint * (1 + random.random() / 2)))
 
     async def until(self, predicate, timeout: float = 30) -> dict:
+        """The next frame that satisfies `predicate`; a socket closed meanwhile (4012: moved to another host
+        between questions) comes back first, as the page's does."""
         async with asyncio.timeout(timeout):
             while True:
-                message = json.loads(await self.ws.recv())
+                try:
+                    message = json.loads(await self.ws.recv())
+                except ConnectionClosed:
+                    message = await self.open()
                 if predicate(message):
                     return message
 
