@@ -10,7 +10,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from config.body_cap import RequestBodyCap  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
-from core import metrics  # noqa: E402
+from core import metrics, processes  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
 from lobby import rebalance  # noqa: E402
 from lobby.clock import clock_start, clock_stop  # noqa: E402
@@ -38,12 +38,14 @@ class Lifespan:
                 recorded_loop = server_loop_started()
                 started_clock = clock_start()
                 if started_clock:
+                    processes.this()  # beating from the start: the others see it die (core/processes.py)
                     rebalance.start()  # in the registry of processes from the start (lobby/rebalance.py)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if started_clock:
                     await clock_stop()
                     await rebalance.stop()
+                    await processes.stop()
                 if recorded_loop:
                     server_loop_stopped()
                 metrics.process_exited()  # its open sockets leave the metrics' sum

@@ -130,13 +130,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
 CHANNEL_LAYER = env("CHANNEL_LAYER", default="pubsub")  # "pubsub" or "core": see README, Performance
+# The channel layer may be sharded over several Redis servers (channels_redis hashes each channel and group to one
+# of them); everything else in Redis (cache, per-IP limits, socket leases, the processes' beats and registry, the
+# breakers, Celery) stays on REDIS_URL. See deploy/README.md.
+CHANNEL_LAYER_REDIS_URLS = env.list("CHANNEL_LAYER_REDIS_URLS", default=[REDIS_URL] if REDIS_URL else [])
 if REDIS_URL and CHANNEL_LAYER == "core":
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 # redis-py caps an asyncio pool at 100 connections; a burst of joins needs more.
-                "hosts": [{"address": REDIS_URL, "max_connections": env.int("REDIS_MAX_CONNECTIONS", default=1000)}],
+                "hosts": [
+                    {"address": url, "max_connections": env.int("REDIS_MAX_CONNECTIONS", default=1000)}
+                    for url in CHANNEL_LAYER_REDIS_URLS
+                ],
                 # A room is at most 20 players + a host; a channel never needs more than a few queued events.
                 "capacity": 200,
                 "expiry": 30,
@@ -148,7 +155,7 @@ elif REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate")},
+            "CONFIG": {"hosts": CHANNEL_LAYER_REDIS_URLS, "prefix": env("CHANNEL_LAYER_PREFIX", default="quizgate")},
         }
     }
 else:
@@ -320,6 +327,12 @@ WS_HOST_RATE_BURST = env.int("WS_HOST_RATE_BURST", default=60)
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
 # With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
 WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
+# Each server process beats into Redis every third of this (core/processes.py); one silent this long, or killed on
+# the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
+PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
+# A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
+# page takes to reconnect (lobby/lost.py). Nobody is refused as too late for time the loss of a worker took.
+LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
 # A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
 WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
 # Spreading sockets after a worker restart (lobby/rebalance.py; only with REDIS_URL): every this many seconds

@@ -9,19 +9,29 @@ with INCR/DECR would keep a dead process's sockets for ever (or, with an expiry,
 socket costs a sorted-set member each and one pipelined round trip per process per renewal. The check and the
 add are one Lua script, so two processes cannot both take the last place; it reads Redis's clock, so servers
 with skewed clocks agree. A Redis outage fails open, loudly, like the other per-IP limits.
+
+A lease runs for WS_SOCKET_LEASE_SECONDS, but a killed process's places come free sooner: each lease is named after
+its process (core/processes.py), which also notes every address it holds a place of. The survivor that sees the
+process die removes its leases at once, and a connect that finds the cap full first has the survivors look for a
+dead process (a killed worker's 20 players from one school reconnect to a survivor, which would otherwise refuse
+them until the dead leases ran out). A refusal tells the page when to try again (`retry_after`, seconds): within
+PROCESS_HEARTBEAT_SECONDS any dead process's places are released.
 """
 
 import asyncio
 import itertools
 import json
 import logging
+import math
 import uuid
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 
 import redis.asyncio as redis
 from django.conf import settings
 
+from core import processes
 from core.client_ip import client_ip_from_scope
 
 logger = logging.getLogger(__name__)
@@ -34,6 +44,7 @@ REFUSED_FRAME = {
     "message": "Too many connections from your network. Close another tab, or wait a moment and try again.",
 }
 
+# KEYS: the address's leases, the addresses of this process's leases. ARGV: cap, lease seconds, member, address.
 _ACQUIRE = """
 local now = redis.call('TIME')
 now = tonumber(now[1]) + tonumber(now[2]) / 1000000
@@ -41,14 +52,31 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[2])) + 1)
 return 1
 """
+# ARGV[3]: 'XX' to renew only a lease still there (a released one stays released), or '' to put one back.
 _RENEW = """
 local now = redis.call('TIME')
 now = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[2])
+if ARGV[3] == 'XX' then
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[2])
+else
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+end
 redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[1])) + 1)
 return 1
+"""
+# KEYS[1]: the address's leases. ARGV[1]: a dead process's name and ':'. Removes that process's leases.
+_PURGE = """
+local removed = 0
+for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(member, 1, string.len(ARGV[1])) == ARGV[1] then
+    removed = removed + redis.call('ZREM', KEYS[1], member)
+  end
+end
+return removed
 """
 
 
@@ -61,6 +89,20 @@ class Lease:
 
 def _key(ip: str) -> str:
     return f"{settings.RATELIMIT_KEY_PREFIX}:sockets:{ip}"
+
+
+def _addresses_key(process: str) -> str:
+    """The addresses a process holds leases of: where a survivor looks for them when it dies."""
+    return f"{settings.RATELIMIT_KEY_PREFIX}:sockets-of:{process}"
+
+
+def retry_after() -> float:
+    """The seconds a refused page waits before it tries again: a dead process's places are free by then."""
+    return settings.PROCESS_HEARTBEAT_SECONDS if settings.REDIS_URL else 1.0
+
+
+def refused_frame() -> dict:
+    return {**REFUSED_FRAME, "retry_after": retry_after()}
 
 
 class LocalSockets:
@@ -91,16 +133,30 @@ class RedisSockets:
         self.client = redis.Redis(connection_pool=redis.BlockingConnectionPool.from_url(url, max_connections=10))
         self.acquire_script = self.client.register_script(_ACQUIRE)
         self.renew_script = self.client.register_script(_RENEW)
-        self.process = uuid.uuid4().hex[:12]
+        # The process's name (core/processes.py) first, so a survivor can tell its leases; then this counter's.
+        self.process = processes.this()
+        self.prefix = f"{self.process.name}:{uuid.uuid4().hex[:8]}"
         self.numbers = itertools.count()
         self.held: set[Lease] = set()
         self.renewer: asyncio.Task | None = None
+        _counters.add(self)
 
     async def acquire(self, ip: str) -> Lease | None:
-        lease = Lease(ip=ip, member=f"{self.process}:{next(self.numbers)}", shared=True)
-        args = [settings.WS_MAX_PER_IP, settings.WS_SOCKET_LEASE_SECONDS, lease.member]
+        taken = await self._take(ip)
+        if taken is None:
+            # Full: maybe of a dead process's sockets. The survivors release those first, then it asks again.
+            try:
+                if await self.process.sweep():
+                    taken = await self._take(ip)
+            except redis.RedisError:
+                logger.warning("could not look for dead processes' sockets", exc_info=True)
+        return taken
+
+    async def _take(self, ip: str) -> Lease | None:
+        lease = Lease(ip=ip, member=f"{self.prefix}:{next(self.numbers)}", shared=True)
+        args = [settings.WS_MAX_PER_IP, settings.WS_SOCKET_LEASE_SECONDS, lease.member, ip]
         try:
-            taken = await self.acquire_script(keys=[_key(ip)], args=args)
+            taken = await self.acquire_script(keys=[_key(ip), _addresses_key(self.process.name)], args=args)
         except redis.RedisError:
             logger.warning("socket count unavailable (Redis); allowing a connection from %s", ip, exc_info=True)
             return Lease(ip=ip, member="", shared=False)
@@ -119,15 +175,20 @@ class RedisSockets:
             except redis.RedisError:
                 logger.warning("could not release a socket of %s; its lease runs out", lease.ip, exc_info=True)
 
-    async def renew(self) -> None:
+    async def renew(self, *, put_back: bool = False) -> None:
+        """Renew this counter's leases; `put_back` also those a survivor removed, taking this process for dead."""
         leases = list(self.held)
         if not leases:
             return
+        seconds = settings.WS_SOCKET_LEASE_SECONDS
         async with self.client.pipeline(transaction=False) as pipe:
             for lease in leases:
                 await self.renew_script(
-                    keys=[_key(lease.ip)], args=[settings.WS_SOCKET_LEASE_SECONDS, lease.member], client=pipe
+                    keys=[_key(lease.ip)], args=[seconds, lease.member, "" if put_back else "XX"], client=pipe
                 )
+            addresses = _addresses_key(self.process.name)
+            pipe.sadd(addresses, *{lease.ip for lease in leases})
+            pipe.expire(addresses, math.ceil(seconds) + 1)
             await pipe.execute()
 
     async def _renew_forever(self) -> None:
@@ -141,6 +202,29 @@ class RedisSockets:
 
 _local = LocalSockets()
 _shared: dict[tuple[asyncio.AbstractEventLoop, str], RedisSockets] = {}
+_counters: weakref.WeakSet[RedisSockets] = weakref.WeakSet()
+
+
+async def release_dead(client, name: str, silent: float, held: object) -> None:
+    """A survivor saw process `name` die: its leases, under every address it held places of, go now."""
+    purge = client.register_script(_PURGE)
+    addresses = _addresses_key(name)
+    freed = 0
+    for ip in await client.smembers(addresses):
+        freed += await purge(keys=[_key(ip.decode())], args=[f"{name}:"])
+    await client.delete(addresses)
+    if freed:
+        logger.warning("released %d socket place(s) of the dead process %s", freed, name)
+
+
+async def put_back() -> None:
+    """This process was taken for dead: its live sockets count again."""
+    process = processes.this()
+    for counter in [c for c in list(_counters) if c.process is process]:
+        await counter.renew(put_back=True)
+
+
+processes.subscribe("sockets", on_death=release_dead, on_revived=put_back)
 
 
 def open_sockets() -> LocalSockets | RedisSockets:
@@ -159,7 +243,7 @@ async def _refuse(receive, send) -> None:
     if message["type"] != "websocket.connect":
         return
     await send({"type": "websocket.accept"})
-    await send({"type": "websocket.send", "text": json.dumps(REFUSED_FRAME)})
+    await send({"type": "websocket.send", "text": json.dumps(refused_frame())})
     await send({"type": "websocket.close", "code": REFUSED_CLOSE_CODE, "reason": REFUSED_REASON})
 
 

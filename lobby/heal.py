@@ -2,7 +2,8 @@
 
 While Redis is away every room broadcast fails (lobby/events.py drops it after three tries) and players would
 wait for their own periodic sync (10 s). So each server process watches Redis itself: one connection of its
-own, pinged every PROBE_INTERVAL, without retries, so even a Redis restart between two pings is seen (it
+own to each of the layer's servers (CHANNEL_LAYER_REDIS_URLS: one, or several shards), pinged every
+PROBE_INTERVAL, without retries, so even a Redis restart between two pings is seen (it
 breaks the connection). When Redis is back, the process sends the newest picture, read from the database, to
 its own sockets whose picture is older than their room's, each in its reader's frame (host or player, as a room
 event is delivered: `RoomConsumer.deliver`); it does so again a moment later, because the
@@ -69,16 +70,18 @@ class Healer:
             self.task = asyncio.get_running_loop().create_task(self._watch(), name="channel-layer-heal")
 
     async def _watch(self) -> None:
-        client = redis.Redis.from_url(
-            settings.REDIS_URL,
-            socket_timeout=PROBE_TIMEOUT,
-            socket_connect_timeout=PROBE_TIMEOUT,
-            retry=Retry(NoBackoff(), 0),
-        )
+        # Every shard of the channel layer (CHANNEL_LAYER_REDIS_URLS): one away is an outage of its rooms.
+        clients = [
+            redis.Redis.from_url(
+                url, socket_timeout=PROBE_TIMEOUT, socket_connect_timeout=PROBE_TIMEOUT, retry=Retry(NoBackoff(), 0)
+            )
+            for url in (settings.CHANNEL_LAYER_REDIS_URLS or [settings.REDIS_URL])
+        ]
         down_since: float | None = None
         while True:
             try:
-                await client.ping()
+                for client in clients:
+                    await client.ping()
                 up = True
             except (redis.RedisError, OSError):
                 stop_if_cancelled()  # a cancel the client turned into an error of its own
@@ -200,6 +203,11 @@ def track(socket) -> None:
 
 def forget(socket) -> None:
     _healer().sockets.discard(socket)
+
+
+def tracked() -> list:
+    """This process's (this event loop's) joined room sockets."""
+    return list(_healer().sockets)
 
 
 def _send_failed(group: str, event: dict, started: float) -> None:

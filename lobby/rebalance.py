@@ -2,13 +2,16 @@
 
 When a worker dies its players reconnect to the survivors, and a replacement that comes up later gets only new
 connections: it would sit near 0 while a survivor holds everyone. So each process (each event loop) writes the
-number of its joined room sockets to Redis every REBALANCE_INTERVAL_SECONDS, under a key of its own that
-expires after three intervals, at least 3 s (a killed process drops out by itself). A process holding far more
+number of its joined room sockets to Redis every REBALANCE_INTERVAL_SECONDS, under a key of its own (named as
+the process is in core/processes.py) that expires after three intervals, at least 3 s; a killed process's entry
+goes sooner, deleted by the survivor that sees it die (core/processes.py). A process holding far more
 than its share (at least REBALANCE_MIN_EXCESS over the mean of the live processes, and either over
 REBALANCE_FACTOR x the mean or with another process under the mean / REBALANCE_FACTOR: see to_shed) closes player
 sockets with REBALANCE_CLOSE_CODE, at least REBALANCE_BATCH and up to half its excess a turn, until it is no more than
-REBALANCE_MIN_EXCESS over the mean. Only sockets whose room is not in an open question (read from the database):
-nobody is closed while they may be answering. The page's socket (static/js/live.js) reconnects at once with its
+REBALANCE_MIN_EXCESS over the mean. Only sockets whose room is not in an open question: the rooms' rows are read
+and locked (SELECT ... FOR UPDATE) in one transaction that lasts until their sockets are closed, so a question
+cannot open between the read and a close (the host's "next" waits those few milliseconds): nobody is closed
+while they may be answering. The page's socket (static/js/live.js) reconnects at once with its
 token, quietly, and the kernel hands the new connection to one of the workers: the spread is statistical (a
 closed socket may come back to the same process, which then sheds again at its next turn).
 
@@ -19,17 +22,18 @@ Only with REDIS_URL (with the in-memory channel layer there is one process), and
 import asyncio
 import logging
 import math
-import os
 import random
-import socket as socketlib
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import redis.asyncio as redis
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import transaction
 
+from core import processes
 from core.cancellation import stop_if_cancelled
 from lobby.machine import Phase
 from lobby.models import Room
@@ -95,8 +99,25 @@ def eligible(sockets, open_question_rooms: set[int]) -> list:
     ]
 
 
-def _open_question_rooms(room_ids: set[int]) -> set[int]:
-    return set(Room.objects.filter(pk__in=room_ids, phase=Phase.QUESTION).values_list("pk", flat=True))
+async def _close(sockets) -> None:
+    for socket in sockets:
+        try:
+            await socket.close(code=REBALANCE_CLOSE_CODE, reason=REBALANCE_CLOSE_REASON)
+        except Exception:
+            logger.debug("a socket closed before it could be moved", exc_info=True)
+
+
+def _close_between_questions(candidates: list, n: int) -> list:
+    """Close up to `n` of `candidates` whose room is not in an open question, holding those rooms' rows until the
+    closes are sent: a question opening meanwhile (an UPDATE of the row) waits for them. The closed ones."""
+    with transaction.atomic():
+        locked = Room.objects.select_for_update().filter(pk__in={s.room_id for s in candidates}).order_by("pk")
+        asking = {pk for pk, phase in locked.values_list("pk", "phase") if phase == Phase.QUESTION}
+        pool = eligible(candidates, asking)
+        chosen = random.sample(pool, min(n, len(pool)))
+        if chosen:
+            async_to_sync(_close)(chosen)
+    return chosen
 
 
 def _key_prefix() -> str:
@@ -121,7 +142,7 @@ class Rebalancer:
     """One process's (one event loop's) entry in the registry, and its shedding."""
 
     sockets: weakref.WeakSet = field(default_factory=weakref.WeakSet)
-    name: str = field(default_factory=lambda: f"{socketlib.gethostname()}-{os.getpid()}-{random.getrandbits(32):x}")
+    name: str = field(default_factory=lambda: processes.this().name)
     shedding: bool = False
     task: asyncio.Task | None = None
 
@@ -153,17 +174,14 @@ class Rebalancer:
         n, self.shedding = to_shed(mine, others, Policy.from_settings(), shedding=self.shedding)
         if not n:
             return 0
-        sockets = [s for s in list(self.sockets) if s.room_id is not None]
-        busy = await database_sync_to_async(_open_question_rooms, thread_sensitive=False, executor=db_thread)(
-            {s.room_id for s in sockets}
+        candidates = eligible([s for s in list(self.sockets) if s.room_id is not None], set())
+        if not candidates:
+            return 0
+        chosen = await database_sync_to_async(_close_between_questions, thread_sensitive=False, executor=db_thread)(
+            candidates, n
         )
-        chosen = random.sample(pool := eligible(sockets, busy), min(n, len(pool)))
         for socket in chosen:
             self.sockets.discard(socket)
-            try:
-                await socket.close(code=REBALANCE_CLOSE_CODE, reason=REBALANCE_CLOSE_REASON)
-            except Exception:
-                logger.debug("a socket closed before it could be moved", exc_info=True)
         if chosen:
             logger.info("holding %d of %d sockets: asked %d to reconnect", mine, mine + sum(others), len(chosen))
         return len(chosen)
@@ -197,6 +215,14 @@ async def stop() -> None:
         await client.aclose()
     except (redis.RedisError, OSError):
         pass
+
+
+async def _forget_dead(client, name: str, silent: float, held: object) -> None:
+    """A process died: out of the registry now, so the survivors' mean is over the live ones only."""
+    await client.delete(_key_prefix() + name)
+
+
+processes.subscribe("registry", on_death=_forget_dead)
 
 
 def track(socket) -> None:

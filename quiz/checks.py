@@ -1,5 +1,7 @@
 """Start-up checks: a writer model id must be pinned to one version; the generation runner must exist; the
-writer's deadlines must be positive."""
+writer's deadlines must be positive; the broker's redelivery of a task must come after a dead worker's job is
+taken over. `manage.py check` and `migrate` (so `make serve`) run them; a Celery worker runs the last at start-up
+too (config/celery_app.py), since it is the one that would drop the task."""
 
 from typing import Any
 
@@ -63,5 +65,28 @@ def check_writer_deadlines(app_configs: Any = None, **kwargs: Any) -> list[check
             f"{' and '.join(wrong)}: the writer's deadlines must be positive seconds.",
             hint="QUIZ_WRITER_TIMEOUT is one attempt's deadline, QUIZ_WRITER_JOB_BUDGET all attempts' together.",
             id="quiz.E003",
+        )
+    ]
+
+
+@checks.register()
+def check_job_takeover(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A job whose worker died is taken over once its heartbeat is QUIZ_JOB_STALE_SECONDS old (quiz/tasks.py).
+    The broker's own redelivery of its task must come later: one that arrives first finds the job still looking
+    alive, does nothing and is acknowledged."""
+    if not conf.jobs_taken_over():
+        return []
+    stale = conf.stale_after_seconds()
+    visibility = float((settings.CELERY_BROKER_TRANSPORT_OPTIONS or {}).get("visibility_timeout", 3600))
+    if stale > 0 and visibility > stale:
+        return []
+    return [
+        checks.Error(
+            f"CELERY_VISIBILITY_TIMEOUT={visibility:g} s is not longer than QUIZ_JOB_STALE_SECONDS={stale:g} s: a "
+            "generation task the broker hands out again (its worker died) would arrive while its job still looks "
+            "alive, and be dropped without writing anything.",
+            hint="Set CELERY_VISIBILITY_TIMEOUT above QUIZ_JOB_STALE_SECONDS (defaults: 300 s and 30 s), "
+            "and QUIZ_JOB_STALE_SECONDS above 0.",
+            id="quiz.E004",
         )
     ]

@@ -95,3 +95,11 @@ def writer_config() -> WriterConfig:
 def stale_after_seconds() -> float:
     """A running job whose heartbeat is older than this has lost its worker."""
     return float(setting("QUIZ_JOB_STALE_SECONDS"))
+
+
+CELERY_RUNNER = "quiz.runner.generation_start_on_celery"
+
+
+def jobs_taken_over() -> bool:
+    """Jobs run on Celery workers, which take over a job whose worker died (quiz/tasks.py)."""
+    return setting("QUIZ_GENERATION_RUNNER") == CELERY_RUNNER

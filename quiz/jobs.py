@@ -135,6 +135,11 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
 HEARTBEAT_SECONDS = 5
 
 
+def heartbeat_seconds() -> float:
+    """Every 5 s, and at least three times within QUIZ_JOB_STALE_SECONDS, so a live job never looks dead."""
+    return min(HEARTBEAT_SECONDS, conf.stale_after_seconds() / 3)
+
+
 async def _heartbeat(job_id: int) -> None:
     """Prove the job is alive even while the model thinks for a long time without writing a question."""
     beat = sync_to_async(
@@ -143,7 +148,7 @@ async def _heartbeat(job_id: int) -> None:
         )
     )
     while True:
-        await asyncio.sleep(HEARTBEAT_SECONDS)
+        await asyncio.sleep(heartbeat_seconds())
         try:
             await beat()
         except Exception:
@@ -154,15 +159,42 @@ def _is_stale(job: GenerationJob) -> bool:
     return job.updated_at < timezone.now() - timedelta(seconds=conf.stale_after_seconds())
 
 
+def _is_abandoned(job: GenerationJob) -> bool:
+    """Stale, and left so long that no worker took it over: with Celery workers, which take over a stale job
+    within QUIZ_JOB_STALE_SECONDS more (`jobs_requeue_stale`), twice the stale time; in-process, the stale time."""
+    wait = conf.stale_after_seconds() * (2 if conf.jobs_taken_over() else 1)
+    return job.updated_at < timezone.now() - timedelta(seconds=wait)
+
+
 def generation_reap_if_stale(job: GenerationJob) -> GenerationJob:
-    """A job whose worker died is reported as failed (with a retry button), never left spinning."""
-    if job.status == GenerationStatus.RUNNING and _is_stale(job):
+    """A job whose worker died and that no other worker took over is reported as failed (with a retry button),
+    never left spinning."""
+    if job.status == GenerationStatus.RUNNING and _is_abandoned(job):
         _job_fail(
             job_id=job.pk,
             message="Writing this round stopped unexpectedly (the worker went away). Retry to start again.",
         )
         job.refresh_from_db()
     return job
+
+
+def jobs_requeue_stale() -> list[int]:
+    """Running jobs whose heartbeat stopped (their worker died: killed, out of memory, its host lost) go back to
+    QUEUED, each by one caller only (a compare-and-set on the heartbeat read): the caller sends each returned job
+    to the queue again, and the worker that takes it runs it from the start. Nothing of the dead run was kept (a
+    round and its verdicts are stored only when a run finishes), so the job ends in one round, every question
+    gated once. Each Celery worker calls this every third of QUIZ_JOB_STALE_SECONDS (quiz/tasks.py)."""
+    cutoff = timezone.now() - timedelta(seconds=conf.stale_after_seconds())
+    requeued = []
+    stale = GenerationJob.objects.filter(status=GenerationStatus.RUNNING, updated_at__lt=cutoff)
+    for job_id, updated_at in list(stale.values_list("pk", "updated_at")):
+        if GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.RUNNING, updated_at=updated_at).update(
+            status=GenerationStatus.QUEUED, revision=F("revision") + 1, updated_at=timezone.now()
+        ):
+            logger.warning("generation %s: its worker went away; queued again for another worker", job_id)
+            _broadcast(job_id)
+            requeued.append(job_id)
+    return requeued
 
 
 def _broadcast(job_id: int) -> None:

@@ -133,6 +133,27 @@ def _no_socket_spreading(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_beats_past_the_test():
+    """A test's event loops end with it, and so must their beats (core/processes.py): a server process of a later
+    test would take them for dead processes and give their rooms' open questions time back."""
+    yield
+    from django.conf import settings
+
+    if not settings.REDIS_URL:
+        return
+    import os
+
+    import redis
+
+    from core import processes
+
+    with redis.Redis.from_url(settings.REDIS_URL) as client:
+        mine = [name for name in client.hkeys(processes.hash_key()) if processes.pid_of(name.decode()) == os.getpid()]
+        if mine:
+            client.hdel(processes.hash_key(), *mine)
+
+
+@pytest.fixture(autouse=True)
 def _forget_cached_questions():
     """Test databases roll back and reuse ids: a round id must not bring another test's questions back."""
     from quiz import selectors

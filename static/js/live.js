@@ -32,6 +32,7 @@ export class LiveSocket {
     this.options = { onError: (message) => this.options.onStatus(message.message), ...options };
     this.seq = options.seq ?? -1;
     this.attempt = 0;
+    this.retryAfterMs = 0;
     this.stopped = false;
     this.dormant = false;
     this.pending = [];
@@ -44,7 +45,8 @@ export class LiveSocket {
     this.ws = ws;
     this.dormant = false;
     ws.addEventListener("open", () => {
-      this.attempt = 0;
+      // Not yet a success: a refused socket (too many from this address) opens, says why, and closes. The
+      // backoff starts over only once the server has sent a frame that is not an error (below).
       this.options.onStatus("");
       this.options.onOpen?.(this);
       for (const message of this.pending.splice(0)) this.send(message);
@@ -55,6 +57,13 @@ export class LiveSocket {
         message = JSON.parse(event.data);
       } catch {
         return;
+      }
+      if (message && message.type === "error") {
+        // A refusal may say when to try again (seconds): a dead server's places come free by then.
+        if (typeof message.retry_after === "number") this.retryAfterMs = message.retry_after * 1000;
+      } else {
+        this.attempt = 0;
+        this.retryAfterMs = 0;
       }
       this.deliver(message);
     });
@@ -70,8 +79,11 @@ export class LiveSocket {
         return;
       }
       this.options.onStatus(this.options.lostText ?? gettext("Connection lost — reconnecting…"));
-      // Jittered, so a room's phones do not all come back in the same millisecond after a restart.
-      const delay = Math.min(FIRST_RETRY_MS * 2 ** this.attempt, LAST_RETRY_MS) * (0.5 + Math.random() / 2);
+      // Backing off on every kind of refusal, never sooner than the server's hint, and jittered, so a room's
+      // phones do not all come back in the same millisecond after a restart.
+      const backoff = Math.min(FIRST_RETRY_MS * 2 ** this.attempt, LAST_RETRY_MS) * (0.5 + Math.random() / 2);
+      const delay = Math.max(backoff, this.retryAfterMs * (1 + Math.random() / 2));
+      this.retryAfterMs = 0;
       this.attempt += 1;
       setTimeout(() => this.connect(), delay);
     });

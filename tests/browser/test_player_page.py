@@ -170,6 +170,38 @@ def test_the_servers_refusals_are_shown_to_the_player(live_url, browser, tmp_pat
     expect(fourth.page.locator("#conn-status")).to_have_text("Connection lost — reconnecting…")
 
 
+def test_a_refused_page_backs_off_no_sooner_than_the_servers_hint_and_gets_in_once_a_place_is_free(
+    live_url, browser, tmp_path, settings
+):
+    """A socket refused for its address's cap opens before it closes: the page must not take that open for a
+    success (it used to, and retried every 0.25–0.5 s for as long as the cap was full)."""
+    import time
+
+    host, code = host_a_room(browser, live_url, tmp_path)
+    settings.WS_MAX_PER_IP = 1  # the host's page holds this address's one place
+    page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
+    opened: list[float] = []
+    hints: list[float] = []
+
+    def frame(payload):
+        message = json.loads(payload)
+        if message.get("code") == "too_many_connections":
+            hints.append(message["retry_after"])
+
+    page.on("websocket", lambda ws: (opened.append(time.monotonic()), ws.on("framereceived", frame)))
+    page.goto(f"{live_url}/play/{code}/")
+    page.wait_for_timeout(6000)
+    assert hints and all(hint == hints[0] for hint in hints), hints
+    gaps = [b - a for a, b in zip(opened, opened[1:], strict=False)]
+    assert gaps and all(gap >= hints[0] * 0.95 for gap in gaps), (gaps, hints[0])
+    settings.WS_MAX_PER_IP = 5  # a place comes free: the page gets in at its next try, and says nothing more
+    expect(page.locator("#phase-join")).to_be_visible()
+    expect(page.locator("#conn-status")).to_have_text("", timeout=15000)
+    page.get_by_label("Your nickname").fill("Patient")
+    page.get_by_role("button", name="Join").click()
+    expect(host.get_by_text("Patient")).to_be_visible()
+
+
 def test_a_join_form_left_idle_past_the_join_timeout_still_joins(live_url, browser, tmp_path, settings):
     """The server closes a socket that has not joined in time; the page waits quietly and reconnects to join."""
     settings.WS_JOIN_TIMEOUT = 1

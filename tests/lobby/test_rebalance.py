@@ -1,6 +1,7 @@
 """Spreading sockets after a worker restart (lobby/rebalance.py): who is over its share, and which sockets may
 be asked to reconnect (never a player who may be answering)."""
 
+import asyncio
 import uuid
 
 import pytest
@@ -103,6 +104,51 @@ async def test_a_process_over_its_share_closes_players_in_the_reveal_and_none_in
         # The closed sockets are no longer counted; the next turn closes the next batch.
         assert holder.count() == 40 - settings.REBALANCE_BATCH
         assert await holder.tick(client, prefix, 1.0) == settings.REBALANCE_BATCH
+    finally:
+        await client.delete(*[k async for k in client.scan_iter(match=prefix + "*")])
+        await client.aclose()
+        rebalance.db_thread.submit(connections.close_all).result()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not settings.REDIS_URL, reason="the registry of processes lives in Redis")
+async def test_a_question_opening_while_sockets_are_moved_waits_until_they_are_closed(make_room, settings):
+    """The host opens a question in one room while the process is closing a batch of sockets: none of that room's
+    players is closed once its question is open (before, the phase was read first, then the sockets were closed
+    one by one, and a player could be moved up to half a second into the question)."""
+    settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0, 20
+    rooms = [(await sync_to_async(make_room)()).room for _ in range(2)]
+    for room in rooms:
+        await sync_to_async(Room.objects.filter(pk=room.pk).update)(phase=Phase.REVEAL, question_index=0)
+    flip = sync_to_async(
+        lambda: Room.objects.filter(pk=rooms[1].pk).update(phase=Phase.QUESTION, question_index=1),
+        thread_sensitive=False,
+    )
+    read_phase = sync_to_async(lambda pk: Room.objects.get(pk=pk).phase, thread_sensitive=False)
+    opened: list[asyncio.Task] = []
+    phases_at_close: list[tuple[int, str]] = []
+
+    class Moved(FakeSocket):
+        async def close(self, code=None, reason=None):
+            if not opened:  # the host's "next" in the second room lands during the batch
+                opened.append(asyncio.get_running_loop().create_task(flip()))
+                await asyncio.sleep(0.3)
+            phases_at_close.append((self.room_id, await read_phase(self.room_id)))
+            await super().close(code, reason)
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    prefix = f"test-rebalance-{uuid.uuid4().hex}:"
+    try:
+        for name in ("a", "b", "c"):
+            await client.set(prefix + name, 0, px=5000)
+        holder = Rebalancer()
+        moved = [Moved(rooms[n % 2].pk) for n in range(20)]
+        for socket in moved:
+            holder.sockets.add(socket)
+        assert await holder.tick(client, prefix, 1.0) == 15
+        assert await opened[0] == 1  # the question did open, once the batch was closed
+        assert len(phases_at_close) == 15
+        assert all(phase != Phase.QUESTION for _, phase in phases_at_close), phases_at_close
     finally:
         await client.delete(*[k async for k in client.scan_iter(match=prefix + "*")])
         await client.aclose()

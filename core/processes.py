@@ -1,0 +1,207 @@
+"""Which server processes are alive, as each of them sees it, and what a dead one held, released at once.
+
+A process killed outright (a SIGKILL, an out-of-memory kill, a host that loses power) runs no `finally`: what it
+held in Redis (its sockets' places under the per-address cap, its entry in the registry that spreads sockets) would
+count until a lease ran out, and its players' open questions would run on while they reconnect. So each process
+(each event loop: one per uvicorn worker) beats: every PROCESS_HEARTBEAT_SECONDS / 3 it writes Redis's time and what
+it holds (each subscriber's part, `holds`) into its field of one hash, and reads the others' fields. A process is
+dead when its beat is older than PROCESS_HEARTBEAT_SECONDS, or at once when it ran on this same host (the host name
+in its name) and its process id is gone or a zombie: a killed worker is seen by a survivor on its host within one
+beat, one on another host within PROCESS_HEARTBEAT_SECONDS. The first survivor to delete the dead field (HDEL
+answers 1 to one caller only) runs every subscriber's `on_death` once, with what the dead one last said it held.
+
+A process that was only slow (its loop blocked past PROCESS_HEARTBEAT_SECONDS) finds its field gone at its next
+beat, and each subscriber's `on_revived` puts back what it still holds. Names are `<host>-<pid>-<random>`; hosts
+need distinct host names (machines and containers have them).
+"""
+
+import asyncio
+import json
+import logging
+import os
+import random
+import socket as socketlib
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import redis.asyncio as redis
+from django.conf import settings
+
+from core.cancellation import stop_if_cancelled
+
+logger = logging.getLogger(__name__)
+
+HOST = socketlib.gethostname()
+
+_BEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local new = redis.call('HSET', KEYS[1], ARGV[1], string.format('%.6f', now) .. ' ' .. ARGV[2])
+return {tostring(now), new}
+"""
+
+
+@dataclass(frozen=True)
+class Subscriber:
+    holds: Callable[[], object] | None  # this process's part of its beat (JSON), on its loop
+    # (the survivor's Redis client, the dead one's name, seconds it was silent, what it held)
+    on_death: Callable[[redis.Redis, str, float, object], Awaitable[None]] | None
+    on_revived: Callable[[], Awaitable[None]] | None  # this process was taken for dead and is not
+
+
+_subscribers: dict[str, Subscriber] = {}
+
+
+def subscribe(part: str, *, holds=None, on_death=None, on_revived=None) -> None:
+    """At import: `part` of every beat is `holds()`; `on_death` runs on the one survivor that saw a process die."""
+    _subscribers[part] = Subscriber(holds=holds, on_death=on_death, on_revived=on_revived)
+
+
+def hash_key() -> str:
+    prefix = settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "quizgate")
+    return f"{prefix}:processes"
+
+
+def pid_of(name: str) -> int:
+    return int(name.split("-")[-2])
+
+
+def host_of(name: str) -> str:
+    return name.rsplit("-", 2)[0]
+
+
+def gone_here(name: str) -> bool:
+    """A process of this host whose id no longer runs (or is a zombie, killed and not yet reaped)."""
+    if host_of(name) != HOST:
+        return False
+    try:
+        with open(f"/proc/{pid_of(name)}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+@dataclass
+class Process:
+    """This process's (this event loop's) beat, and its watch over the others."""
+
+    name: str = field(default_factory=lambda: f"{HOST}-{os.getpid()}-{random.getrandbits(32):x}")
+    task: asyncio.Task | None = None
+    sweeping: asyncio.Task | None = None
+    beats: int = 0
+    client: redis.Redis | None = None
+
+    def _client(self) -> redis.Redis:
+        if self.client is None:
+            self.client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+            self.beat_script = self.client.register_script(_BEAT)
+        return self.client
+
+    def start(self) -> None:
+        if settings.REDIS_URL and (self.task is None or self.task.done()):
+            self.task = asyncio.get_running_loop().create_task(self._run(), name="process-heartbeat")
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.beat()
+            except Exception:  # Redis away: the rooms' heal (lobby/heal.py) sees to that; beat again next time
+                stop_if_cancelled()
+                logger.debug("process heartbeat skipped a turn", exc_info=True)
+            await asyncio.sleep(settings.PROCESS_HEARTBEAT_SECONDS / 3)
+
+    def holding(self) -> dict:
+        held = {}
+        for part, subscriber in _subscribers.items():
+            if subscriber.holds is not None:
+                try:
+                    held[part] = subscriber.holds()
+                except Exception:
+                    logger.exception("could not say what this process holds for %s", part)
+        return held
+
+    async def beat(self) -> int:
+        """Say this process is alive, then release what dead ones held. The number of dead ones released."""
+        self._client()
+        now, new = await self.beat_script(keys=[hash_key()], args=[self.name, json.dumps(self.holding())])
+        self.beats += 1
+        if new and self.beats > 1:
+            logger.warning("this process (%s) was taken for dead (a late beat); putting back its own", self.name)
+            for subscriber in _subscribers.values():
+                if subscriber.on_revived is not None:
+                    try:
+                        await subscriber.on_revived()
+                    except Exception:
+                        stop_if_cancelled()
+                        logger.exception("could not put back what this process holds")
+        return await self._release_dead(float(now))
+
+    async def sweep(self) -> int:
+        """Release dead processes' holdings now (a refusal that a dead process's sockets may cause). Calls that
+        come while one runs wait for it rather than run again."""
+        if self.sweeping is None or self.sweeping.done():
+            self.sweeping = asyncio.get_running_loop().create_task(self._sweep_now())
+        return await asyncio.shield(self.sweeping)
+
+    async def _sweep_now(self) -> int:
+        seconds, micros = await self._client().time()
+        return await self._release_dead(seconds + micros / 1_000_000)
+
+    async def _release_dead(self, now: float) -> int:
+        client = self._client()
+        released = 0
+        for raw_name, raw in (await client.hgetall(hash_key())).items():
+            name = raw_name.decode()
+            if name == self.name:
+                continue
+            at, _, held = raw.decode().partition(" ")
+            silent = now - float(at)
+            if silent <= settings.PROCESS_HEARTBEAT_SECONDS and not gone_here(name):
+                continue
+            if not await client.hdel(hash_key(), name):
+                continue  # another survivor took it
+            released += 1
+            logger.warning("server process %s is gone (silent %.1f s): releasing what it held", name, silent)
+            parts = json.loads(held or "{}")
+            for part, subscriber in _subscribers.items():
+                if subscriber.on_death is not None:
+                    try:
+                        await subscriber.on_death(client, name, silent, parts.get(part))
+                    except Exception:
+                        stop_if_cancelled()
+                        logger.exception("could not release what %s held for %s", name, part)
+        return released
+
+    async def stop(self) -> None:
+        """At shutdown: out of the hash at once (its holdings go with the process's own `finally`s)."""
+        if self.task is None:
+            return
+        self.task.cancel()
+        try:
+            await self._client().hdel(hash_key(), self.name)
+            await self._client().aclose()
+        except (redis.RedisError, OSError):
+            pass
+
+
+_processes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Process] = weakref.WeakKeyDictionary()
+
+
+def this() -> Process:
+    """This event loop's process, beating from its first use (only with REDIS_URL)."""
+    loop = asyncio.get_running_loop()
+    if loop not in _processes:
+        _processes[loop] = Process()
+    process = _processes[loop]
+    process.start()
+    return process
+
+
+async def stop() -> None:
+    """At the server's shutdown (config/asgi.py)."""
+    process = _processes.get(asyncio.get_running_loop())
+    if process is not None:
+        await process.stop()
