@@ -86,7 +86,7 @@ def test_the_join_link_and_qr_code_carry_the_lan_address(lan_server):
     code, page = _host_a_game(port)
     join_url = f"http://{lan}:{port}/play/{code}/"
     assert f'class="join-url">{join_url}</' in page
-    assert qr_svg(join_url, title=f"Join {code}") in page
+    assert qr_svg(join_url, title=f"QR code to join game {code}") in page
     assert "127.0.0.1" not in page
 
 
