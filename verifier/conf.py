@@ -7,10 +7,6 @@ from typing import Any
 
 from django.conf import settings
 
-BACKENDS = ("off", "systemone", "llm", "judge")
-# The backends that call a checker (every one but `off`).
-CHECKING_BACKENDS = ("systemone", "llm", "judge")
-
 
 def setting(name: str) -> Any:
     # Every default is declared once, in config/settings.py (the one env reader, the README's settings table):
