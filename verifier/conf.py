@@ -7,6 +7,8 @@ from typing import Any
 
 from django.conf import settings
 
+from verifier.policy import GroundedBounds
+
 
 def setting(name: str) -> Any:
     # Every default is declared once, in config/settings.py (the one env reader, the README's settings table):
@@ -120,14 +122,6 @@ def crowd_majority() -> float:
 
 def sweep_min_labels() -> int:
     return int(setting("VERIFIER_SWEEP_MIN_LABELS"))
-
-
-@dataclass(frozen=True)
-class GroundedBounds:
-    supported_min: float
-    answers_question_min: float
-    unsupported_detail_max: float
-    contradiction_max: float
 
 
 def grounded_bounds() -> GroundedBounds:
