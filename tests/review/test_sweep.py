@@ -244,3 +244,27 @@ def test_the_chart_steps_at_each_score_and_escapes_its_text():
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert "m&quot;&lt;x&gt;" in svg and "<x>" not in svg
     assert "widest safe 0.55" in svg and "stored 0.6" in svg
+
+
+def chart_cases():
+    """The inputs whose charts tests/review/data/sweep_charts.json holds, as the f-string chart drew them."""
+    [first] = sweep(labelled(model_id='m"<x>'))
+    yield "escaped model, stored threshold", first, 0.6
+    [second] = sweep(labelled(backend="llm", model_id="checker-8b-2025-01"))
+    yield "llm, nothing stored", second, None
+    [third] = sweep(labelled(defective=[], backend="<script>&'", model_id="jev-1.13.0"))
+    yield "no defective labels, hostile backend", third, 0.35
+    [fourth] = sweep(labelled(good=[], model_id="jev-1.14.0"))
+    yield "no good labels", fourth, 1.0
+
+
+def test_the_chart_from_its_template_is_the_chart_it_was():
+    from review.chart import sweep_chart
+
+    expected = json.loads((DATA.parent / "sweep_charts.json").read_text())
+    drawn = {name: str(sweep_chart(result, stored_threshold=stored)) for name, result, stored in chart_cases()}
+    assert drawn.keys() == expected.keys()
+    for name in expected:
+        assert drawn[name] == expected[name], name
+    assert "&lt;script&gt;&amp;&#x27;" in drawn["no defective labels, hostile backend"]
+    assert "<script>" not in drawn["no defective labels, hostile backend"]
