@@ -97,16 +97,14 @@ async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_l
     await bystander.__aexit__()
 
 
-async def test_a_client_that_pings_often_still_joins_and_gets_its_answer_accepted(room, settings, sockets):
+async def test_a_client_that_pings_often_still_joins_and_gets_its_answer_accepted(room, settings, sockets, host_socket):
     """Pings have their own budget: a client pinging at the documented rate (WS_PING_PER_MINUTE, bursts of
     WS_PING_BURST) never loses its join or its answer to them, however tight the message budget."""
     settings.WS_RATE_BURST = 3
     settings.WS_RATE_PER_MINUTE = 6
     created = await room(timer_seconds=60)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     pinger = await sockets.open(Client(code))
     for _ in range(settings.WS_PING_BURST):
         await pinger.send(type="ping")

@@ -217,9 +217,7 @@ async def test_a_full_room_joins_from_one_address_under_the_default_limits(serve
     cap and the join limit follow ROOM_MAX_PLAYERS (a fixed 60 joins a minute would stop the 80-player room)."""
     created = await sync_to_async(make_room)()
     code = created.room.code
-    host = await Phone(servers[0].ws_base, code).open()
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await Phone(servers[0].ws_base, code).open_as_host(created.host_token)
     players = []
     for n in range(room_size):
         peer = await Phone(servers[n % 2].ws_base, code).open()
