@@ -106,7 +106,7 @@ async def test_a_slow_stream_is_checked_while_it_is_written(gate_on):
 async def test_a_stream_slower_than_the_budget_keeps_no_half_question(writer, settings):
     settings.QUIZ_WRITER_TIMEOUT = 1.0
     settings.QUIZ_WRITER_JOB_BUDGET = 1.0
-    baseline = await clean_round_wall(writer, 10)
+    baseline = await clean_round_wall(writer, settings, 10)
     writer.writer.token_delay = 0.05
     writer.writer.chars_per_token = 4
     outcome, wall = await timed(lambda: write(10))
@@ -214,10 +214,14 @@ async def test_grounded_gate_gets_the_source(gate_on):
 HANG = 60.0  # the fake checker answers only when the client gives up
 
 
-async def clean_round_wall(server, count: int) -> float:
+async def clean_round_wall(server, settings, count: int) -> float:
     """The baseline, in the same test: how long a clean round of `count` takes on this machine now (the server
-    answering at once, before the test scripts it); the server then forgets the round."""
+    answering at once, before the test scripts it, under roomy deadlines so that a busy machine slows it rather
+    than cutting it); the server then forgets the round."""
+    deadlines = settings.QUIZ_WRITER_TIMEOUT, settings.QUIZ_WRITER_JOB_BUDGET
+    settings.QUIZ_WRITER_TIMEOUT = settings.QUIZ_WRITER_JOB_BUDGET = 60.0
     outcome, wall = await timed(lambda: write(count))
+    settings.QUIZ_WRITER_TIMEOUT, settings.QUIZ_WRITER_JOB_BUDGET = deadlines
     assert outcome.kind == "full"
     server.writer_bodies.clear()
     server.stream_started.clear()
@@ -357,7 +361,7 @@ async def test_a_slow_attempt_is_cut_at_its_own_deadline_keeps_its_questions_and
     writer, settings
 ):
     settings.QUIZ_WRITER_TIMEOUT = 1.0
-    baseline = await clean_round_wall(writer, 10)
+    baseline = await clean_round_wall(writer, settings, 10)
     writer.writer.turns = [Turn(token_delay=0.02)]  # ~800 characters a second: a few questions in one second
     outcome = await write(10)
     assert outcome.kind == "full" and len(outcome.played) == 10
@@ -372,7 +376,7 @@ async def test_a_slow_attempt_is_cut_at_its_own_deadline_keeps_its_questions_and
 
 async def test_a_model_that_thinks_past_the_deadline_gets_a_second_attempt(writer, settings):
     settings.QUIZ_WRITER_TIMEOUT = 1.0
-    baseline = await clean_round_wall(writer, 5)
+    baseline = await clean_round_wall(writer, settings, 5)
     writer.writer.turns = [Turn(latency=5.0)]
     outcome, wall = await timed(lambda: write(5))
     # The first attempt's deadline, then a clean second attempt (give or take a clean round's cost, twice).
@@ -385,7 +389,7 @@ async def test_the_job_budget_stops_further_attempts_with_a_clear_message(writer
     settings.QUIZ_WRITER_TIMEOUT = 1.0
     settings.QUIZ_WRITER_JOB_BUDGET = 1.5
     settings.QUIZ_MAX_ATTEMPTS = 3
-    baseline = await clean_round_wall(writer, 10)
+    baseline = await clean_round_wall(writer, settings, 10)
     writer.writer.token_delay = 0.02
     outcome, wall = await timed(lambda: write(10))
     assert wall <= 1.5 + 2 * baseline, (wall, baseline)

@@ -9,7 +9,8 @@ from verifier.breaker import UNAVAILABLE, configured_breaker_state
 from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
 
 LATENCY = 0.1
-ROOMY_TIMEOUT = 5.0
+# Where a test is not about the deadline: a busy machine must slow its calls, not cut them.
+ROOMY_TIMEOUT = 30.0
 
 
 async def _round_wall(count: int) -> tuple[list, float, Gate]:
@@ -29,9 +30,10 @@ async def test_systemone_calls_in_flight_never_exceed_the_limit(systemone, setti
     # and the gate's own work cost on this machine now, at this concurrency.
     _, overhead, _ = await _round_wall(10)
     # And what each wave's wait on a timer costs beyond its latency on this machine now (the timer's wake-up).
-    late = await wake_lateness(LATENCY)
+    late = await wake_lateness(LATENCY, samples=5)
     systemone.script.latency = LATENCY
     decisions, wall, gate = await _round_wall(10)
+    late = max(late, await wake_lateness(LATENCY, samples=5))  # the load comes in bursts: before and after
     assert all(d.outcome == "passed" for d in decisions)
     assert systemone.max_in_flight == concurrency
     assert gate.budget.max_in_flight == concurrency
@@ -46,10 +48,11 @@ async def test_llm_calls_in_flight_never_exceed_the_limit(llm, settings):
     settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     # The baseline, in the same test: the same round answered at once, and a timer's wake-up on this machine now.
     _, overhead, _ = await _round_wall(5)
-    late = await wake_lateness(LATENCY)
+    late = await wake_lateness(LATENCY, samples=5)
     llm.reset_counters()
     llm.script.latency = LATENCY
     decisions, wall, _ = await _round_wall(5)  # two checks and the blind question in two orders each: 20 calls
+    late = max(late, await wake_lateness(LATENCY, samples=5))  # the load comes in bursts: before and after
     assert all(d.outcome == "passed" for d in decisions)
     assert len(llm.requests) == 20
     assert llm.max_in_flight == 4
@@ -98,8 +101,11 @@ async def _hanging_round(count: int) -> tuple[list, float, Gate]:
 async def test_a_round_checked_at_once_has_one_call_budget_however_long_the_checker_hangs(systemone, settings):
     settings.VERIFIER_TIMEOUT = 1.0
     settings.VERIFIER_BREAKER_FAILURES = 1000  # the budget alone
-    # The baseline, in the same test: the same round answered at once costs this much on this machine now.
+    # The baseline, in the same test: the same round answered at once costs this much on this machine now
+    # (under a roomy deadline, so that a busy machine slows it rather than cutting it).
+    settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     _, baseline, _ = await _hanging_round(18)
+    settings.VERIFIER_TIMEOUT = 1.0
     systemone.reset_counters()
     systemone.script.latency = HANG
     decisions, wall, gate = await _hanging_round(18)
@@ -116,8 +122,10 @@ async def test_a_round_checked_at_once_has_one_call_budget_however_long_the_chec
 async def test_an_open_breaker_passes_the_next_round_at_once_without_a_call(systemone, settings):
     settings.VERIFIER_TIMEOUT = 1.0
     settings.VERIFIER_BREAKER_FAILURES = 4
-    # The baseline, in the same test: the same round answered at once.
+    # The baseline, in the same test: the same round answered at once (its deadline roomy).
+    settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     _, answered, _ = await _hanging_round(18)
+    settings.VERIFIER_TIMEOUT = 1.0
     systemone.script.latency = HANG
     await _hanging_round(18)
     assert configured_breaker_state().state == "open"

@@ -14,6 +14,7 @@ CALLS_PER_QUESTION = 3  # systemone: the checks, and the blind question in two o
 # What a clean round of the largest size here costs on this machine now, measured before each test (see
 # `_clean_round`): the scheduling and loopback overhead a failing round may add to its budget.
 BASELINE = {"wall": 0.0}
+ROOMY = 30.0
 
 
 @pytest.fixture(autouse=True)

@@ -92,11 +92,12 @@ async def test_a_second_opinion_that_agrees_changes_nothing(gated):
 
 async def test_a_second_opinion_that_times_out_fails_open_to_the_first_verdict(gated, settings, caplog):
     first, judge = gated
-    settings.VERIFIER_SECOND_OPINION_TIMEOUT = TEST_TIMEOUT
     _first(first, 0.55)
-    # The baseline, in the same test: a borderline question whose second opinion answers at once.
+    # The baseline, in the same test (its deadlines roomy): a borderline question whose second opinion answers
+    # at once.
     (clean, _), baseline = await timed(_check)
     assert clean.details["second_opinion"]["reason"] == ""
+    settings.VERIFIER_SECOND_OPINION_TIMEOUT = TEST_TIMEOUT
     judge.script.latency = 5
     with caplog.at_level(logging.WARNING, logger="verifier"):
         decision, _ = await _check()
@@ -111,7 +112,6 @@ async def test_a_second_opinion_that_times_out_fails_open_to_the_first_verdict(g
 async def test_the_round_budget_still_holds_with_a_second_opinion_out(gated, settings):
     first, judge = gated
     settings.VERIFIER_SECOND_OPINION_TIMEOUT = 30.0  # its own deadline is far; the round's is not
-    settings.VERIFIER_TIMEOUT = 1.0
     _first(first, 0.65)
 
     async def round_of_one():
@@ -121,6 +121,7 @@ async def test_the_round_budget_still_holds_with_a_second_opinion_out(gated, set
     # The baseline, in the same test: the same round with a second opinion that answers at once.
     (clean,), baseline = await timed(round_of_one)
     assert clean.details["second_opinion"]["reason"] == ""
+    settings.VERIFIER_TIMEOUT = 1.0
     judge.script.latency = 30
     (decision,), wall = await timed(round_of_one)
     # The first verdict comes back before the round's end, not `round_budget` unverified.
