@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from tests.support.timing import wake_lateness
+from tests.support.timing import LoopLag
 from tests.verifier.helpers import budget_seconds, items, stopwatch
 from verifier.breaker import UNAVAILABLE, configured_breaker_state
 from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
@@ -29,11 +29,10 @@ async def test_systemone_calls_in_flight_never_exceed_the_limit(systemone, setti
     # The baseline, in the same run: the same round against a checker that answers at once is what loopback HTTP
     # and the gate's own work cost on this machine now, at this concurrency.
     _, overhead, _ = await _round_wall(10)
-    # And what each wave's wait on a timer costs beyond its latency on this machine now (the timer's wake-up).
-    late = await wake_lateness(LATENCY, samples=5)
     systemone.script.latency = LATENCY
-    decisions, wall, gate = await _round_wall(10)
-    late = max(late, await wake_lateness(LATENCY, samples=5))  # the load comes in bursts: before and after
+    async with LoopLag() as lag:  # the load comes in bursts: measured while the round runs
+        decisions, wall, gate = await _round_wall(10)
+    late = lag.worst
     assert all(d.outcome == "passed" for d in decisions)
     assert systemone.max_in_flight == concurrency
     assert gate.budget.max_in_flight == concurrency
@@ -48,11 +47,11 @@ async def test_llm_calls_in_flight_never_exceed_the_limit(llm, settings):
     settings.VERIFIER_TIMEOUT = ROOMY_TIMEOUT
     # The baseline, in the same test: the same round answered at once, and a timer's wake-up on this machine now.
     _, overhead, _ = await _round_wall(5)
-    late = await wake_lateness(LATENCY, samples=5)
     llm.reset_counters()
     llm.script.latency = LATENCY
-    decisions, wall, _ = await _round_wall(5)  # two checks and the blind question in two orders each: 20 calls
-    late = max(late, await wake_lateness(LATENCY, samples=5))  # the load comes in bursts: before and after
+    async with LoopLag() as lag:  # the load comes in bursts: measured while the round runs
+        decisions, wall, _ = await _round_wall(5)  # two checks and the blind question in two orders each: 20 calls
+    late = lag.worst
     assert all(d.outcome == "passed" for d in decisions)
     assert len(llm.requests) == 20
     assert llm.max_in_flight == 4
