@@ -36,19 +36,25 @@ RUN_ENV := DJANGO_DEBUG=0 QUIZ_LOCAL_NETWORK=1 DJANGO_SECRET_KEY_FILE=.local-sec
 run: install .local-secret
 	$(RUN_ENV) $(PY) manage.py migrate --noinput
 	$(RUN_ENV) $(PY) manage.py load_packs
+	$(RUN_ENV) $(PY) manage.py purge_old_data
 	$(RUN_ENV) $(PY) manage.py compile_translations
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v 0
 	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
 # worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see README, "Production").
+# Every process's metrics go to files in METRICS_DIR and /metrics sums them (core/metrics.py); emptied at each start.
+METRICS_DIR ?= $(CURDIR)/.metrics
+
 serve: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" -a -n "$$DJANGO_SECRET_KEY" || { echo "set DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY"; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_packs
 	$(PY) manage.py compile_translations
 	$(PY) manage.py collectstatic --noinput -v 0
-	trap 'kill 0' INT TERM EXIT; \
+	rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	trap 'kill 0' INT TERM EXIT; export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
+	$(PY) -m celery -A config beat --loglevel WARNING --schedule .celerybeat-schedule & \
 	$(PY) -m celery -A config worker --loglevel INFO --concurrency $${CELERY_CONCURRENCY:-2} & \
 	$(PY) -m config.serve --host $(HOST) --port $(PORT) --workers $${WEB_CONCURRENCY:-2} --ws-per-message-deflate false --log-level warning & \
 	wait

@@ -8,12 +8,8 @@ from django.db import IntegrityError, transaction
 
 from accounts.models import HostAccount
 from core.owner_keys import new_owner_key
-from lobby.ratelimit import IpLimit, ip_blocked, ip_hit
 from lobby.services import rooms_move
 from quiz.host_rounds import host_rounds_move
-
-# Wrong passwords from one address: a person mistypes a few times, a script guesses thousands.
-FAILED_SIGN_INS = IpLimit("signin", "RATELIMIT_FAILED_SIGN_INS_PER_IP")
 
 
 def host_sign_up(*, username: str, password: str) -> AbstractBaseUser:
@@ -54,11 +50,3 @@ def account_take_browser(*, user: AbstractBaseUser, browser_key: str, host_token
         rounds = host_rounds_move(from_key=browser_key, to_key=key)
         rooms = rooms_move(from_key=browser_key, to_key=key, host_tokens=host_tokens)
     return Taken(owner_key=key, rounds=rounds, rooms=rooms)
-
-
-def sign_in_blocked(*, ip: str) -> bool:
-    return ip_blocked(limit=FAILED_SIGN_INS, ip=ip)
-
-
-def sign_in_failed(*, ip: str) -> None:
-    ip_hit(limit=FAILED_SIGN_INS, ip=ip)

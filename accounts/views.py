@@ -10,12 +10,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from accounts import services
 from accounts.forms import SignInForm, SignUpForm
-from core.client_ip import client_ip_from_request
+from accounts.lockout import retry_after
 from core.owner_keys import OWNER_KEY, session_owner_key
 from lobby.tokens import HOST_TOKENS
 
@@ -62,24 +62,10 @@ def sign_up(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/sign_up.html", {"form": form, "next": _next_url(request)})
 
 
-TOO_MANY_WRONG_PASSWORDS = gettext_lazy("Too many wrong passwords from your network. Wait a few minutes and try again.")
-
-
 class SignInView(auth_views.LoginView):
     template_name = "accounts/sign_in.html"
     authentication_form = SignInForm
     redirect_authenticated_user = False
-
-    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if services.sign_in_blocked(ip=client_ip_from_request(request)):
-            # Refused before the password is looked at: an unbound form, and the reason.
-            form = self.get_form_class()(request, initial={"username": request.POST.get("username", "")[:150]})
-            context = self.get_context_data(form=form, refused=TOO_MANY_WRONG_PASSWORDS)
-            response = self.render_to_response(context)
-            response.status_code = 429
-            response["Retry-After"] = "60"
-            return response
-        return super().post(request, *args, **kwargs)
 
     def form_valid(self, form: SignInForm) -> HttpResponse:
         response = super().form_valid(form)  # login(): a new session key, the anonymous data kept
@@ -87,8 +73,11 @@ class SignInView(auth_views.LoginView):
         return response
 
     def form_invalid(self, form: SignInForm) -> HttpResponse:
-        services.sign_in_failed(ip=client_ip_from_request(self.request))
-        return super().form_invalid(form)
+        response = super().form_invalid(form)
+        if form.lockout_wait is not None:  # this account from this address (accounts/lockout.py)
+            response.status_code = 429
+            response["Retry-After"] = retry_after(form.lockout_wait)
+        return response
 
     def get_default_redirect_url(self) -> str:
         return str(reverse_lazy("lobby:past_games"))

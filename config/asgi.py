@@ -7,8 +7,10 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from config.body_cap import RequestBodyCap  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
+from core import metrics  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
 from lobby import rebalance  # noqa: E402
 from lobby.clock import clock_start, clock_stop  # noqa: E402
@@ -44,16 +46,18 @@ class Lifespan:
                     await rebalance.stop()
                 if recorded_loop:
                     server_loop_stopped()
+                metrics.process_exited()  # its open sockets leave the metrics' sum
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
 
+# Every HTTP request's body is capped by its route before it is read (config/body_cap.py).
 # Every WebSocket route, the game's and the generation page's: the origin is checked first (a foreign page is
 # refused before it counts), then the socket takes one of its IP's WS_MAX_PER_IP places.
 application = Lifespan(
     ProtocolTypeRouter(
         {
-            "http": django_asgi_app,
+            "http": RequestBodyCap(django_asgi_app),
             "websocket": SameOriginValidator(
                 PerIpSocketCap(URLRouter(websocket_urlpatterns + quiz_websocket_urlpatterns))
             ),

@@ -4,10 +4,13 @@ The embedded default (no DATABASE_URL, no REDIS_URL) is SQLite, Channels' in-mem
 Celery tasks run in-process; setting DATABASE_URL / REDIS_URL switches to PostgreSQL and Redis.
 """
 
+import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from celery.schedules import crontab
 
 from core.lan import lan_address
 
@@ -49,7 +52,8 @@ if QUIZ_PUBLIC_URL:
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    # Django's admin on accounts.admin_site.AdminSite: the lockout message, and TOTP when ADMIN_REQUIRE_TOTP is on.
+    "config.apps.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -57,6 +61,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "csp",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "quiz",
     "verifier",
     "review",
@@ -65,6 +72,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics (config/probes.py), answered before the https redirect, the host check and the
+    # session: a load balancer probes the process's own address over plain http.
+    "config.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.csp.QuizgateCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -74,8 +84,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): signed in with a one-time code (the admin asks for one when ADMIN_REQUIRE_TOTP).
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it runs before any view or the CSRF check reads the body: a body over its route's cap gets the 413
+    # page (config/body_cap.py).
+    "config.body_cap.RequestTooLargeMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -168,6 +183,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
+# Retention (lobby/retention.py): a game's players, their nicknames and answers, and its reports are deleted with the
+# room this many days after its last activity, and browser sessions this long after their last use; `manage.py
+# purge_old_data` does it, run daily by Celery beat (and by `make run` at each start).
+RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
+CELERY_BEAT_SCHEDULE = {
+    "purge-old-data": {"task": "lobby.tasks.purge_old_data", "schedule": crontab(hour=3, minute=17)},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -175,6 +197,41 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Wrong passwords (django-axes, accounts/lockout.py): AUTH_LOCKOUT_FAILURES wrong passwords for one account from
+# one address lock that account, from that address only, for AUTH_LOCKOUT_MINUTES, at the hosts' sign-in and the
+# admin's alike (the right password is refused too until then). Other accounts behind the same address (a school's
+# one NAT address) and the same account from elsewhere sign in as before. The count is kept in the database, so
+# every server process sees it and a restart does not clear it. An operator unlocks with
+# `manage.py axes_reset_username NAME` (README, Accounts); the admin lists the attempts under "Axes".
+AUTH_LOCKOUT_FAILURES = env.int("AUTH_LOCKOUT_FAILURES", default=5)
+AUTH_LOCKOUT_MINUTES = env.int("AUTH_LOCKOUT_MINUTES", default=15)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked account before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = AUTH_LOCKOUT_FAILURES
+AXES_COOLOFF_TIME = timedelta(minutes=AUTH_LOCKOUT_MINUTES)
+# The address the rate limits use (TRUST_X_FORWARDED_FOR), an IPv6 client's /64 as one address.
+AXES_CLIENT_IP_CALLABLE = "accounts.lockout.client_address"
+# A right password starts the count again; a try while locked does not make the wait longer (the page says how
+# long it is, and it counts down).
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Masked in the attempts' stored form data and in the log lines (the password always is).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token", "csrfmiddlewaretoken"]
+# Wrong passwords are kept only until their cool-off ends; a row per successful sign-in (account, address,
+# browser), kept until deleted, is written only when AUTH_ACCESS_LOG asks for it.
+AXES_DISABLE_ACCESS_LOG = not env.bool("AUTH_ACCESS_LOG", default=False)
+# The sign-in and admin login pages say "locked" and the wait themselves (accounts/lockout.py), in the page's
+# language; axes' middleware, which would replace the page with a bare message, is left out.
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
+# The admin asks staff for a one-time code (TOTP, django-otp) besides the password. A staff account enrols an
+# authenticator app with `manage.py totp_enrol NAME` first. Off by default, so a fresh `make run` signs in as before.
+ADMIN_REQUIRE_TOTP = env.bool("ADMIN_REQUIRE_TOTP", default=False)
+OTP_TOTP_ISSUER = env("OTP_TOTP_ISSUER", default="Quizgate")
 
 # Hosts may sign in (accounts/) to keep their rounds and games; players never do.
 LOGIN_URL = "accounts:sign_in"
@@ -254,6 +311,10 @@ WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
 # Pings have a budget of their own (one a second, bursts of 10), outside the one answers and joins come out of.
 WS_PING_PER_MINUTE = env.int("WS_PING_PER_MINUTE", default=60)
 WS_PING_BURST = env.int("WS_PING_BURST", default=10)
+# A connection that has shown the host's token spends a host's budget instead of the players' one: a host steps
+# through a round and sets players' times in runs (bursts of 60, 300 a minute), and is never held to a player's.
+WS_HOST_RATE_PER_MINUTE = env.int("WS_HOST_RATE_PER_MINUTE", default=300)
+WS_HOST_RATE_BURST = env.int("WS_HOST_RATE_BURST", default=60)
 # Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
 # address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
 WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
@@ -273,8 +334,6 @@ REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
 # counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
 RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
-# Wrong passwords at the hosts' sign-in (accounts/), per address in 10 minutes.
-RATELIMIT_FAILED_SIGN_INS_PER_IP = (env.int("RATELIMIT_FAILED_SIGN_INS_PER_10_MINUTES", default=10), 600)
 # Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
@@ -301,6 +360,19 @@ QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
 QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
 QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
+# The largest request body of a route that declares no cap of its own (core/request_body.py; the source upload,
+# the question import and the labelled-set import declare theirs). Checked from Content-Length before the body is
+# read and counted while it streams (config/body_cap.py); over it, the 413 page, and the connection is closed.
+# It replaces Django's DATA_UPLOAD_MAX_MEMORY_SIZE, which would read the whole body and log a traceback.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
+# An uploaded PDF is read in a child process (quiz/uploads.py): at most this many pages, this many bytes its pages'
+# content streams unpack to (counted once per page that uses them), this much address space, and it is killed
+# after this many seconds. A refused PDF gets a message that says which limit it met.
+QUIZ_PDF_MAX_PAGES = env.int("QUIZ_PDF_MAX_PAGES", default=200)
+QUIZ_PDF_MAX_UNPACKED_BYTES = env.int("QUIZ_PDF_MAX_UNPACKED_BYTES", default=20 * 1024 * 1024)
+QUIZ_PDF_MAX_MEMORY_BYTES = env.int("QUIZ_PDF_MAX_MEMORY_BYTES", default=512 * 1024 * 1024)
+QUIZ_PDF_TIMEOUT = env.float("QUIZ_PDF_TIMEOUT", default=10.0)
 # Where a generation job runs (quiz/runner.py): a dotted path to a function taking the job's id. A Celery worker
 # when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
 QUIZ_GENERATION_RUNNER = env(
@@ -325,12 +397,18 @@ VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)
 VERIFIER_CONCURRENCY = env.int("VERIFIER_CONCURRENCY", default=4)
 VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
 VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
+# An id with no date or version (gpt-4o, model-v2, llama3:8b) is a warning (verifier.W004) until acknowledged here.
+VERIFIER_ALLOW_UNPINNED_MODEL = env.bool("VERIFIER_ALLOW_UNPINNED_MODEL", default=False)
 VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
 VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
 # `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).
 VERIFIER_YES_NO_FLOOR = env.float("VERIFIER_YES_NO_FLOOR", default=0.5)
-# `judge`: the completion limit of one report; a reasoning model's thinking counts against it.
-VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=4096)
+# `judge`: the completion limit of one report; a reasoning model's thinking counts against it. 0 (the default):
+# 512, what a one-line report needs, or 4096 for a reasoning model. Which it is: VERIFIER_JUDGE_REASONING (true or
+# false), or with "auto" (the default) by the judge's model id: o1, o3, o4, gpt-5, r1, qwq, or a part "reason",
+# "reasoning", "think", "thinking" (split at non-alphanumerics).
+VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=0)
+VERIFIER_JUDGE_REASONING = env("VERIFIER_JUDGE_REASONING", default="auto")
 # Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
 VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
 VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
@@ -368,16 +446,38 @@ CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)
 CROWD_MAJORITY = env.float("CROWD_MAJORITY", default=0.6)
 VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)
 
+# What an operator sees: /healthz and /readyz for a load balancer (each readiness check cut at READYZ_TIMEOUT
+# seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).
+# Several processes: PROMETHEUS_MULTIPROC_DIR (an environment variable, read by prometheus-client; core/metrics.py).
+READYZ_TIMEOUT = env.float("READYZ_TIMEOUT", default=2.0)
+# prometheus-client reads PROMETHEUS_MULTIPROC_DIR when it is imported, after these settings: an empty value would
+# put its files in the working directory, and a directory that is not there would fail the process's first metric.
+if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+    if os.environ["PROMETHEUS_MULTIPROC_DIR"]:
+        os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    else:
+        del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# "json": one JSON object a line (time, level, logger, message and any extras; core/json_logs.py); "plain" else.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise environ.ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "core.json_logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.channels.server": {"level": "WARNING"},
         # One INFO line per HTTP call would bury the gate's one line per round.
         "httpx": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
+        # django-axes: a WARNING per wrong password and per lockout (names and addresses masked); not its INFO.
+        "axes": {"level": "WARNING"},
     },
 }

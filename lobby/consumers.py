@@ -14,6 +14,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from core import metrics
 from core.i18n import language_from_scope
 from lobby import events, heal, ratelimit, rebalance, review, services, standings
 from lobby.batching import GroupCommit
@@ -69,6 +70,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
 
     language: str | None = None  # its page's, read from the handshake on the first frame
+    counted = False  # in the open sockets' metric (core/metrics.py)
 
     async def connect(self):
         self.code = services.normalize_code(self.scope["url_route"]["kwargs"]["code"])
@@ -82,9 +84,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.budget = ratelimit.ConnectionBudget.from_settings()
         self.flooded = False
         await self.accept()
+        metrics.socket_opened()
+        self.counted = True
         self.join_deadline = JoinDeadline(self)
 
     async def disconnect(self, code):
+        if self.counted:  # a connect that failed before it was accepted counted nothing
+            self.counted = False
+            metrics.socket_closed()
         self.join_deadline.cancel()
         heal.forget(self)
         rebalance.forget(self)
@@ -205,6 +212,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def on_answer(self, message):
         self._require("player")
+        arrived = time.monotonic()
         ack = await _answers.submit(
             services.AnswerIn(
                 player_id=self.player_id,
@@ -215,6 +223,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         )
         self.answered[ack.question_index] = ack.option
         await self.send_json({"type": "answered", "question": ack.question_index, "option": ack.option})
+        metrics.answer_acked(time.monotonic() - arrived)
 
     async def on_report(self, message):
         self._require("player")
@@ -312,6 +321,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
+            self.budget.as_host()
         self.room_id, self.role, self.player_id = room_id, role, player_id
         self.join_deadline.cancel()
         heal.track(self)
@@ -350,6 +360,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
             # join and say "removed"); the client's periodic sync or the next event brings the picture.
             return
         await self.deliver(common, picture)
+        if isinstance(common.get("sent_at"), float):
+            metrics.fanout_observed(time.time() - common["sent_at"])
 
     async def deliver(self, common: dict, picture) -> None:
         """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.

@@ -43,6 +43,12 @@ class NicknameInvalid(GameError):
     default_message = _("Choose a nickname of 1 to 20 characters.")
 
 
+class NicknameCharacters(NicknameInvalid):
+    default_message = _(
+        "A nickname cannot contain invisible or control characters. Letters, digits, spaces and emoji are fine."
+    )
+
+
 class NicknameTaken(GameError):
     code = "nickname_taken"
     default_message = _("Someone in this game already has that nickname. Choose another.")

@@ -3,6 +3,7 @@ from django.db import models
 from django.db.models import Q
 
 from lobby.machine import TIME_PERCENTS, Phase, Position
+from lobby.nicknames import NICKNAME_MAX_CODE_POINTS
 
 
 class Room(models.Model):
@@ -40,7 +41,7 @@ class Room(models.Model):
 
 class Player(models.Model):
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="players")
-    nickname = models.CharField(max_length=20)
+    nickname = models.CharField(max_length=NICKNAME_MAX_CODE_POINTS)  # 20 characters as a person counts them
     nickname_key = models.CharField(max_length=20)
     score = models.IntegerField(default=0)
     streak = models.PositiveSmallIntegerField(default=0)

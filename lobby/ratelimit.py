@@ -91,23 +91,36 @@ def is_ping(text_data: str | None) -> bool:
 
 
 class ConnectionBudget:
-    """A connection's two budgets. Pings (a keep-alive some clients send every few seconds) have their own, so a
+    """A connection's budgets. Pings (a keep-alive some clients send every few seconds) have their own, so a
     client that pings often never loses an answer or a join to its pings; every other frame, a bad one too, comes
-    out of the message budget. Each budget drops and, on a flood, closes on its own."""
+    out of the message budget. A connection that has shown the host's token (`as_host`) spends a host's budget
+    instead: its actions are few and deliberate but come in runs (a host stepping through a round, setting each
+    player's time), and a player's limit must never stop the game. Each budget drops and, on a flood, closes on
+    its own."""
 
-    def __init__(self, *, messages: MessageBucket, pings: MessageBucket):
+    def __init__(self, *, messages: MessageBucket, pings: MessageBucket, host: MessageBucket):
         self.messages = messages
         self.pings = pings
+        self.host = host
+        self.is_host = False
 
     @classmethod
     def from_settings(cls) -> "ConnectionBudget":
         pings = MessageBucket(
             per_minute=settings.WS_PING_PER_MINUTE, burst=settings.WS_PING_BURST, flood=settings.WS_RATE_FLOOD
         )
-        return cls(messages=MessageBucket.from_settings(), pings=pings)
+        host = MessageBucket(
+            per_minute=settings.WS_HOST_RATE_PER_MINUTE, burst=settings.WS_HOST_RATE_BURST, flood=settings.WS_RATE_FLOOD
+        )
+        return cls(messages=MessageBucket.from_settings(), pings=pings, host=host)
+
+    def as_host(self) -> None:
+        self.is_host = True
 
     def check(self, text_data: str | None) -> Verdict:
-        return (self.pings if is_ping(text_data) else self.messages).check()
+        if is_ping(text_data):
+            return self.pings.check()
+        return (self.host if self.is_host else self.messages).check()
 
 
 # -- per client IP: fixed-window counters in the cache ----------------------------------------------------------

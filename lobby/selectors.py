@@ -10,6 +10,7 @@ distribution, each player's choice) is in the order that room shows them (`machi
 
 import io
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.utils import timezone
 
@@ -283,3 +284,13 @@ def results_csv(*, room: Room) -> str:
                 cells.append(f"{chosen} ({'right' if answer.correct else 'wrong'}, {answer.points})")
         writer.writerow([ranks[player.pk], player.nickname, player.score, *cells])
     return out.getvalue()
+
+
+# A game lasts minutes (homework: days at most); a room unfinished after this long was left, not played.
+OPEN_ROOM_WINDOW = timedelta(days=2)
+
+
+def rooms_open_count() -> int:
+    """Rooms not finished that were created within OPEN_ROOM_WINDOW: the games an operator has running."""
+    since = timezone.now() - OPEN_ROOM_WINDOW
+    return Room.objects.exclude(phase=Phase.FINISHED).filter(created_at__gte=since).count()

@@ -13,6 +13,7 @@ from django.db.models import Count, F, FilteredRelation, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core import metrics
 from lobby import events, machine, review
 from lobby.exceptions import (
     AlreadyAnswered,
@@ -21,7 +22,6 @@ from lobby.exceptions import (
     BadToken,
     GameError,
     GameOver,
-    NicknameInvalid,
     NicknameTaken,
     NotNow,
     PlayerRemoved,
@@ -32,6 +32,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Report, Room
+from lobby.nicknames import clean_nickname
 from lobby.tokens import cohost_key, host_token, player_token, read_cohost_key, read_host_token, read_player_token
 from quiz.models import Round
 from quiz.selectors import round_question_at, round_question_facts
@@ -40,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 6
-NICKNAME_MAX = 20
 
 
 def normalize_code(raw: object) -> str:
@@ -167,16 +167,6 @@ def cohost_link_replace(*, room_id: int, token: str) -> str:
     if grant is not None and grant.cohost_generation is not None:
         return host_token(room_code=room.code, cohost_generation=room.cohost_generation)
     return token
-
-
-def clean_nickname(raw: object) -> tuple[str, str]:
-    if not isinstance(raw, str):
-        raise NicknameInvalid()
-    nickname = " ".join(raw.split())
-    if not 1 <= len(nickname) <= NICKNAME_MAX or not nickname.isprintable():
-        raise NicknameInvalid()
-    # casefold() can lengthen a name ("ß" -> "ss"); the key column holds NICKNAME_MAX characters.
-    return nickname, nickname.casefold()[:NICKNAME_MAX]
 
 
 @dataclass(frozen=True)
@@ -571,6 +561,7 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
             results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
+    metrics.answers_stored(len(accepted))
     return results
 
 

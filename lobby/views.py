@@ -3,10 +3,12 @@ import json
 from urllib.parse import urlencode
 
 import segno
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -17,6 +19,7 @@ from lobby import results as results_selectors
 from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
+from lobby.machine import Phase
 from lobby.models import Room
 from lobby.selectors import results_csv
 from lobby.tokens import HOST_TOKENS
@@ -96,7 +99,19 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:host", code=created.room.code)
-    choices = [{"value": f"pack:{pack.pk}", "title": pack.title, "note": pack.description} for pack in pack_list()]
+    page_language = translation.get_language() or settings.LANGUAGE_CODE
+    choices = [
+        {
+            "value": f"pack:{pack.pk}",
+            "title": pack.title,
+            "note": pack.description,
+            "lang": pack.language,
+            # In the page's language: "Fragen auf Englisch", "preguntas en alemán".
+            "language": _("questions in %(language)s")
+            % {"language": translation.get_language_info(pack.language)["name_translated"]},
+        }
+        for pack in pack_list(language_first=translation.get_language_info(page_language)["code"])
+    ]
     choices += [
         {
             "value": f"round:{r.pk}",
@@ -134,7 +149,7 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
         return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
-    return render(request, "lobby/play.html", {"room": room})
+    return render(request, "lobby/play.html", {"room": room, "finished": room.phase == Phase.FINISHED})
 
 
 def qr_svg(url: str, *, title: str) -> str:
@@ -188,7 +203,7 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
     if not _is_host(request, room):
         return _not_the_host(request, room)
     join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
-    join_qr = qr_svg(join_url, title=f"Join {room.code}")
+    join_qr = qr_svg(join_url, title=_("QR code to join game %(code)s") % {"code": room.code})
     context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": join_qr}
     return render(request, "lobby/host.html", context)
 
@@ -199,7 +214,11 @@ def cohost(request: HttpRequest, room: Room) -> HttpResponse:
     """The co-host link and its QR code, for the host's eyes: a page of its own, off the projected screen."""
     link = shareable_url(request, reverse("lobby:host", kwargs={"code": room.code}))
     link += "?" + urlencode({"key": services.cohost_link_key(room=room)})
-    context = {"room": room, "cohost_url": link, "qr_svg": qr_svg(link, title=f"Co-host {room.code}")}
+    context = {
+        "room": room,
+        "cohost_url": link,
+        "qr_svg": qr_svg(link, title=_("QR code to co-host game %(code)s") % {"code": room.code}),
+    }
     response = render(request, "lobby/cohost.html", context)
     response["Cache-Control"] = "no-store"  # a secret: not for a shared machine's cache
     return response

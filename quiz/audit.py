@@ -13,6 +13,7 @@ from typing import Any
 
 from quiz.models import GenerationJob, JobKind, Provenance, Question, Round
 from quiz.validation import OPTION_LETTERS
+from verifier import causes
 from verifier.models import Verdict
 
 # (question ids) -> {question id: {key: value}}; each key is merged into that question's audit.
@@ -42,6 +43,9 @@ def verdict_audit(verdict: Verdict) -> dict[str, Any]:
         "threshold": verdict.threshold,
         "calibrated": verdict.calibrated,
         "outcome": verdict.outcome,
+        # What the checker did, one word (verifier/causes.py) and in words: rejected, too slow, unreachable ...
+        "checker_did": causes.cause_of(outcome=verdict.outcome, reason=verdict.reason),
+        "checker_did_words": causes.cause_words(outcome=verdict.outcome, reason=verdict.reason),
         "reason": verdict.reason,
         "message": verdict.message,
         "latency_ms": verdict.latency_ms,

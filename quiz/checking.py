@@ -20,14 +20,17 @@ from asgiref.sync import sync_to_async
 from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 
 from quiz import conf as quiz_conf
+from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
 from quiz.jobs import _broadcast, _heartbeat, _is_stale, _job_fail, generation_run_async
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
 from quiz.prompts import LANGUAGES
 from quiz.selectors import generation_snapshot
+from verifier import causes
 from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
 from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
@@ -45,17 +48,6 @@ _MARK_OF_OUTCOME = {
     VerdictOutcome.UNVERIFIED: UNVERIFIED,
     VerdictOutcome.UNCHECKED: UNCHECKED,
 }
-# Why a question could not be verified, in the host's words (the checker's own message follows).
-_WHY = {
-    UNAVAILABLE: "the checker is unavailable (it failed too often; it is given a rest before it is asked again)",
-    ROUND_BUDGET: "the checker did not answer in time",
-    "timeout": "the checker did not answer in time",
-    "connection_refused": "the checker could not be reached",
-    "connect_error": "the checker could not be reached",
-    "dns_error": "the checker could not be reached",
-    "rate_limited": "the checker is busy (rate limited)",
-    "gate_off": "no checker is configured",
-}
 
 
 @dataclass(frozen=True)
@@ -70,16 +62,49 @@ class CheckMark:
     probabilities: dict[str, float]
     backend: str
     model_id: str
+    # The pinned model the gate asked for; it differs from `model_id` when the server served another one.
+    requested_model_id: str = ""
+
+    @property
+    def model_changed(self) -> bool:
+        return bool(self.requested_model_id) and bool(self.model_id) and self.model_id != self.requested_model_id
+
+    @property
+    def cause(self) -> str:
+        """What the checker did (verifier/causes.py): passed, rejected, too_slow, unreachable, paused, ..."""
+        return causes.cause_of(outcome=_OUTCOME_OF_MARK.get(self.mark, "unchecked"), reason=self.reason)
+
+    @property
+    def label(self) -> str:
+        """The badge: "Doubtful" for what the host keeps or removes, else what the checker did."""
+        if self.mark == DOUBTFUL:
+            return mark_label(DOUBTFUL)
+        return mark_label(mark_of_cause(self.cause))
 
     @property
     def why(self) -> str:
         """The host's sentence for a doubtful or unverified question."""
         if self.mark == DOUBTFUL:
-            return self.message or f"score {self.score:.2f} is below the threshold {self.threshold:.2f}"
+            return self.message or gettext("score %(score)s is below the threshold %(threshold)s") % {
+                "score": f"{self.score:.2f}",
+                "threshold": f"{self.threshold:.2f}",
+            }
         if self.mark in (UNVERIFIED, UNCHECKED):
-            words = _WHY.get(self.reason, self.reason.replace("_", " "))
-            return f"{words}: {self.message}" if self.message and self.message not in words else words
+            cause = self.cause
+            if cause == causes.UNUSABLE:
+                words = gettext("the checker's answer could not be used (%(reason)s)") % {
+                    "reason": self.reason or "unknown"
+                }
+            else:
+                words = cause_sentence(cause)
+            # A question out of the round's budget: the checker's own message adds nothing the words don't say.
+            if self.reason == ROUND_BUDGET or not self.message or self.message in words:
+                return words
+            return f"{words}: {self.message}"
         return self.message
+
+
+_OUTCOME_OF_MARK = {mark: str(outcome) for outcome, mark in _MARK_OF_OUTCOME.items()}
 
 
 def _mark_of(verdict: Verdict) -> CheckMark:
@@ -92,6 +117,7 @@ def _mark_of(verdict: Verdict) -> CheckMark:
         probabilities=dict(verdict.probabilities or {}),
         backend=verdict.backend,
         model_id=verdict.model_id,
+        requested_model_id=verdict.requested_model_id,
     )
 
 
@@ -124,6 +150,11 @@ def round_check_summary(marks: list[CheckMark | None]) -> tuple[str, dict]:
         "unverified": counts[UNVERIFIED],
         "unchecked": counts[UNCHECKED],
     }
+    # Why the unverified ones are: the checker too slow, unreachable, paused, its model changed.
+    by_cause = Counter(mark.cause for mark in marks if mark is not None and mark.mark == UNVERIFIED)
+    summary.update(
+        {cause: by_cause[cause] for cause in causes.UNVERIFIED_CAUSES if cause != causes.UNUSABLE and by_cause[cause]}
+    )
     if counts[DOUBTFUL]:
         status = CheckStatus.DOUBTFUL_KEPT
     elif counts[UNVERIFIED] == total:
@@ -222,7 +253,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
     try:
         async with gate:
             # Nothing more is being written: every check has one call budget (VERIFIER_TIMEOUT) from now.
-            gate.seal()
+            gate.seal(writing=False)
 
             async def one(question_id: int, item: GateItem) -> tuple[int, GateDecision]:
                 return question_id, await gate.check(item)
@@ -333,15 +364,26 @@ def check_message(marks: list[CheckMark], *, total: int) -> str:
     counts = Counter(mark.mark for mark in marks)
     unavailable = sum(1 for mark in marks if mark.reason == UNAVAILABLE)
     if total and unavailable == total:
-        return "The checker is unavailable: these questions are unverified. The round can still be played."
+        return gettext("The checker is unavailable: these questions are unverified. The round can still be played.")
     notes = []
     if counts[DOUBTFUL]:
         notes.append(
-            f"The checker finds {counts[DOUBTFUL]} of the {total} questions doubtful: read why under each one "
-            "in the editor, then keep or remove it (the round keeps it until you do)."
+            gettext(
+                "The checker finds %(doubtful)d of the %(total)d questions doubtful: read why under each one in the "
+                "editor, then keep or remove it (the round keeps it until you do)."
+            )
+            % {"doubtful": counts[DOUBTFUL], "total": total}
         )
-    if counts[UNVERIFIED]:
-        notes.append(f"{counts[UNVERIFIED]} could not be verified; the round can still be played.")
+    unverified = [mark for mark in marks if mark.mark == UNVERIFIED]
+    for cause, count in Counter(mark.cause for mark in unverified).most_common():
+        notes.append(
+            ngettext(
+                "%(count)d could not be verified because %(why)s; the round can still be played.",
+                "%(count)d could not be verified because %(why)s; the round can still be played.",
+                count,
+            )
+            % {"count": count, "why": cause_sentence(cause)}
+        )
     if not notes:
-        return f"All {total} questions passed the checker."
+        return gettext("All %(total)d questions passed the checker.") % {"total": total}
     return " ".join(notes)

@@ -46,6 +46,25 @@ def upload_max_bytes() -> int:
 
 
 @dataclass(frozen=True)
+class PdfLimits:
+    """What reading one uploaded PDF may cost (quiz/uploads.py, quiz/pdf_text.py)."""
+
+    max_pages: int
+    max_unpacked_bytes: int
+    max_memory_bytes: int
+    timeout: float
+
+
+def pdf_limits() -> PdfLimits:
+    return PdfLimits(
+        max_pages=int(setting("QUIZ_PDF_MAX_PAGES")),
+        max_unpacked_bytes=int(setting("QUIZ_PDF_MAX_UNPACKED_BYTES")),
+        max_memory_bytes=int(setting("QUIZ_PDF_MAX_MEMORY_BYTES")),
+        timeout=float(setting("QUIZ_PDF_TIMEOUT")),
+    )
+
+
+@dataclass(frozen=True)
 class WriterConfig:
     """One snapshot of the settings, taken (sync) when a job starts, used by the async writer."""
 

@@ -9,7 +9,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.client_ip import client_ip_from_request, client_network
 from core.owner_keys import session_owner_key
+from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import conf
+from quiz.check_labels import mark_label, slow_checker_warning
 from quiz.checking import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.gen_limits import GenerationLimited
@@ -20,6 +22,7 @@ from quiz.runner import generation_enqueue
 from quiz.selectors import generation_round_questions, generation_snapshot
 from quiz.tokens import generation_token
 from quiz.uploads import generation_source_from_upload
+from verifier.selectors import slow_checker
 
 
 def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
@@ -78,7 +81,13 @@ class GenerateForm(forms.Form):
         return data
 
 
+def _generate_body_cap() -> int:
+    # The file, or the pasted text URL-encoded (up to 12 bytes for a 4-byte character), whichever is larger.
+    return max(conf.upload_max_bytes(), 12 * conf.source_max_chars()) + FORM_ALLOWANCE
+
+
 @require_http_methods(["GET", "POST"])
+@request_body_cap(_generate_body_cap)
 def generate_new(request: HttpRequest) -> HttpResponse:
     # Writing needs a model server and a pinned model id: there is no default id to file a round under.
     server_set = conf.writer_configured()
@@ -107,7 +116,12 @@ def generate_new(request: HttpRequest) -> HttpResponse:
         else:
             generation_enqueue(job_id=job.pk)
             return redirect("quiz:generate_detail", job_id=job.pk)
-    context = {"form": form, "configured": configured, "model_missing": model_missing}
+    context = {
+        "form": form,
+        "configured": configured,
+        "model_missing": model_missing,
+        "slow_checker": slow_checker_warning(slow_checker()),
+    }
     return render(request, "quiz/generate.html", context)
 
 
@@ -121,11 +135,16 @@ def _own_job(request: HttpRequest, job_id: int) -> GenerationJob:
 @require_GET
 def generate_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _own_job(request, job_id)
+    questions = generation_round_questions(job=job)
     context = {
         "job": job,
         "snapshot": generation_snapshot(job),
         "token": generation_token(job_id=job.pk),
-        "questions": generation_round_questions(job=job),
+        # Each question with its badge: what the checker did with it, in the host's words.
+        "questions": [(question, mark, mark_label(mark)) for question, mark in questions],
+        # How many questions the round holds (fewer than asked when the writer came up short).
+        "held": len(questions),
+        "slow_checker": slow_checker_warning(slow_checker()) if job.gated else "",
     }
     if job.kind == JobKind.CHECK:
         context["checked"] = _checked_questions(job)

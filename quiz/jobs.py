@@ -8,6 +8,7 @@ a transaction never spans an `await`.
 
 import asyncio
 import logging
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core import metrics
 from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.events import generation_changed
@@ -112,17 +114,20 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
         source_limit=conf.source_max_chars(),
     )
     heartbeat = asyncio.create_task(_heartbeat(job_id))
+    began = time.monotonic()
     try:
         async with gate:
             outcome = await writer.run()
     except Exception:
         logger.exception("generation %s failed", job_id)
+        metrics.writer_round(outcome="error", seconds=time.monotonic() - began)
         await sync_to_async(_job_fail)(
             job_id=job_id, message="Something went wrong while writing the round. Try again."
         )
         return None
     finally:
         heartbeat.cancel()
+    metrics.writer_round(outcome=outcome.kind, seconds=time.monotonic() - began)
     await sync_to_async(_job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled)
     return outcome
 
@@ -280,6 +285,7 @@ def _job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool) -> None:
         questions=[questions[candidate.key] for candidate in outcome.played],
         provenance=Provenance.MODEL,
         check_status=outcome.check_status,
+        check_counts=outcome.check_counts,
         owner_key=job.owner_key,
         language=job.language,
     )

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import openai
 
+from core import metrics
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
 from quiz.prompts import STRING_LENGTH_KEYWORDS, question_schema
@@ -18,6 +19,10 @@ logger = logging.getLogger(__name__)
 
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
+# How long the rest of a reply is read, after the writer has what it needs, for the token usage at its end: a
+# model that stops where asked sends its last "]}" and the usage within milliseconds; one that writes on is cut
+# here (its usage is then not counted). It runs while the round's last checks do, so a gated round never waits.
+USAGE_DRAIN_SECONDS = 0.25
 
 
 class StreamBroken(Exception):
@@ -38,6 +43,9 @@ class ModelClient:
         self.grounded = grounded
         self.schema: SchemaLevel = "bounded"
         self.tokens_param = "max_tokens"
+        # Ask for the token usage in the stream's last chunk (counted in the metrics); off for a server that refuses it.
+        self.ask_usage = True
+        self._drains: set[asyncio.Future[None]] = set()
         # The model id the server says is writing (each streamed chunk's `model`).
         self.served_model = ""
         self._client = client or openai.AsyncOpenAI(
@@ -52,6 +60,8 @@ class ModelClient:
         )
 
     async def aclose(self) -> None:
+        if self._drains:
+            await asyncio.gather(*self._drains, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self._client.close()
 
@@ -66,6 +76,8 @@ class ModelClient:
             "stream": True,
             self.tokens_param: self.config.max_tokens,
         }
+        if self.ask_usage:
+            request["stream_options"] = {"include_usage": True}
         if self.use_schema:
             request["response_format"] = {
                 "type": "json_schema",
@@ -106,6 +118,9 @@ class ModelClient:
                 if "max_completion_tokens" in text and self.tokens_param == "max_tokens":
                     self.tokens_param = "max_completion_tokens"
                     continue
+                if "stream_options" in text and self.ask_usage:
+                    self.ask_usage = False
+                    continue
                 if self._schema_refused(text):
                     continue
                 raise WriterError(f"The model server refused the request: {text[:200]}") from error
@@ -136,21 +151,31 @@ class ModelClient:
     async def stream_text(self, messages: list[dict[str, str]], *, deadline: float) -> AsyncIterator[str]:
         """The reply's text; `deadline` (the event loop's clock) bounds opening it, retries included."""
         stream = await self._open(messages, deadline)
+        drained = False
         try:
             async for chunk in stream:
                 self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]
+                _count_usage(chunk)
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = getattr(choice, "delta", None)
                     content = getattr(delta, "content", None) if delta is not None else None
                     if content:
                         yield content
+        except GeneratorExit:
+            # The writer has the questions it needs; the token usage comes in the stream's last chunk, a moment
+            # later. Read to it in the background (never past USAGE_DRAIN_SECONDS) rather than hold the writer.
+            drained = True
+            self._drains.add(task := asyncio.ensure_future(_drain_usage(stream, deadline=deadline)))
+            task.add_done_callback(self._drains.discard)
+            raise
         except ReplyRefused as refused:
             raise self._refused(refused) from refused
         except (openai.APIError, OSError) as error:
             raise StreamBroken(str(error)[:200]) from error
         finally:
-            with contextlib.suppress(Exception):
-                await stream.close()
+            if not drained:
+                with contextlib.suppress(Exception):
+                    await stream.close()
 
     def _refused(self, refused: ReplyRefused) -> WriterError:
         if refused.reason == "encoded_body":
@@ -162,6 +187,33 @@ class ModelClient:
             f"The model's reply went past {_size(self.config.max_reply_bytes)} (QUIZ_WRITER_MAX_REPLY_BYTES) and "
             "was cut there; the questions completed before that are kept."
         )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _count_usage(chunk: Any) -> None:
+    usage = getattr(chunk, "usage", None)
+    if usage is not None:
+        metrics.writer_tokens(
+            input_tokens=_count(getattr(usage, "prompt_tokens", None)),
+            output_tokens=_count(getattr(usage, "completion_tokens", None)),
+        )
+
+
+async def _drain_usage(stream: Any, *, deadline: float) -> None:
+    """The rest of a reply the writer no longer needs, read only for its usage chunk, then closed."""
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout_at(min(deadline, loop.time() + USAGE_DRAIN_SECONDS)):
+            async for chunk in stream:
+                _count_usage(chunk)
+    except Exception:  # noqa: BLE001 - a timeout or a broken stream: only a figure is lost
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.close()
 
 
 def _size(count: int) -> str:

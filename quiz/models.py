@@ -18,6 +18,8 @@ class CheckStatus(models.TextChoices):
     CHECKED = "checked", _("Checked by the gate")
     PARTLY_UNVERIFIED = "partly_unverified", _("Checked, some questions could not be verified")
     UNVERIFIED = "unverified", _("Could not be verified")
+    # The checker answered for every question and rejected each one; the round is played all the same.
+    REJECTED = "rejected", _("Rejected by the checker")
     # A host's own questions checked on request: the gate found some doubtful, and the host kept them.
     DOUBTFUL_KEPT = "doubtful_kept", _("Checked, doubtful questions kept by the host")
 

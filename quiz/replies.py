@@ -127,7 +127,7 @@ class ItemExtractor:
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 
-def parse_reply(text: str) -> list[dict[str, Any]]:
+def parse_reply(text: str) -> list[Any]:
     """The questions of a whole reply, read defensively: code fences, the outermost JSON value, trailing text."""
     text = text[:FALLBACK_MAX_CHARS]
     candidates = [match.group(1) for match in _FENCE.finditer(text)] + [text]
@@ -145,19 +145,23 @@ def parse_reply(text: str) -> list[dict[str, Any]]:
     return []
 
 
-def _questions_in(value: Any) -> list[dict[str, Any]] | None:
+def _questions_in(value: Any) -> list[Any] | None:
     if isinstance(value, dict):
         for key in ("questions", "items", "quiz"):
             if isinstance(value.get(key), list):
-                return [item for item in value[key] if isinstance(item, dict)]
+                # Every item of the model's list, objects or not: one that is not an object is counted invalid
+                # with its reason, not dropped unseen.
+                return list(value[key])
         return [value] if _looks_like_question(value) else None
     if isinstance(value, list) and any(isinstance(item, dict) for item in value):
         return [item for item in value if isinstance(item, dict)]
     return None
 
 
-def clean_item(raw: dict[str, Any], *, grounded: bool) -> QuestionData:
+def clean_item(raw: Any, *, grounded: bool) -> QuestionData:
     """One model item through the project's one validation; raises InvalidQuestion with the reason."""
+    if not isinstance(raw, dict):
+        return clean_question(raw)  # refused: "a question must be an object"
     item = {key: raw[key] for key in ("question", "text", "options", "correct_index", "correct") if key in raw}
     if "correct_index" not in item and "correct" not in item and "answer_index" in raw:
         item["correct_index"] = raw["answer_index"]

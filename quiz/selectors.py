@@ -79,8 +79,13 @@ def round_question_facts_forget(*, round_id: int) -> None:
             del _facts[key]
 
 
-def pack_list() -> list[Pack]:
-    return list(Pack.objects.all())
+def pack_list(*, language_first: str | None = None) -> list[Pack]:
+    """The sample packs by title; with `language_first`, the packs in that language come first (a German page
+    offers the German pack before the English ones)."""
+    packs = list(Pack.objects.all())
+    if language_first:
+        packs.sort(key=lambda pack: pack.language != language_first)  # stable: by title within each group
+    return packs
 
 
 def host_round_list(*, owner_key: str) -> list[Round]:

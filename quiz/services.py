@@ -35,11 +35,13 @@ def round_create(
     pack: Pack | None = None,
     owner_key: str = "",
     language: str | None = None,
+    check_counts: dict | None = None,
 ) -> Round:
     round_ = Round.objects.create(
         title=title[:200],
         provenance=provenance,
         check_status=check_status,
+        check_counts=check_counts or {},
         pack=pack,
         owner_key=owner_key,
         language=language or round_language_default(),

@@ -7,6 +7,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.owner_keys import session_owner_key
+from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import importing
 from quiz.audit import round_audit
 from quiz.checking import round_check_job_create
@@ -140,6 +141,8 @@ def pack_check(request: HttpRequest, pack_id: int) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+# Pasted text is sent URL-encoded: up to three bytes a character for what the importer reads as one.
+@request_body_cap(lambda: 3 * importing.MAX_TEXT_BYTES + FORM_ALLOWANCE)
 def round_import(request: HttpRequest) -> HttpResponse:
     result = None
     saved = None

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from django.utils.translation import gettext
 
+from quiz.check_labels import UNCHECKED_MARK, counts_of, mark_of_cause
 from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
 from quiz.model_client import ModelClient, StreamBroken
@@ -35,8 +36,9 @@ from quiz.writer_messages import (
     short_message,
     ungated_message,
 )
+from verifier import causes
 from verifier import conf as gate_conf
-from verifier.gate import Gate, GateDecision, GateItem
+from verifier.gate import MODEL_CHANGED, Gate, GateDecision, GateItem
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +50,9 @@ MIN_ATTEMPT_SHARE = 0.25
 
 __all__ = ["CHECKER_UNAVAILABLE_MESSAGE", "RoundWriter", "WriteOutcome", "WriterProgress"]
 
-Mark = Literal["passed", "unverified", "unchecked"]
+# What the checker did with a played question (quiz.check_labels.mark_of_cause): passed, rejected, too_slow,
+# unreachable, paused, model_changed, unverified (an answer it could not use), unchecked.
+Mark = str
 
 
 @dataclass
@@ -111,6 +115,8 @@ class WriteOutcome:
     message: str
     progress: WriterProgress
     timeline: Timeline
+    # Round.check_counts: how many played questions the checker passed, rejected, or left unverified and why.
+    check_counts: dict = field(default_factory=dict)
 
     @property
     def playable(self) -> bool:
@@ -296,7 +302,7 @@ class RoundWriter:
     def _valid_in(checks: list[asyncio.Task[None]]) -> int:
         return len(checks)
 
-    async def _take(self, raw: dict[str, Any], checks: list[asyncio.Task[None]]) -> bool:
+    async def _take(self, raw: Any, checks: list[asyncio.Task[None]]) -> bool:
         """Validate one item and start its check; False when it is not used."""
         self.progress.written += 1
         number = self.progress.written
@@ -367,6 +373,14 @@ class RoundWriter:
             unchecked_reasons=[
                 c.decision.reason for c in played if c.decision is not None and c.decision.outcome == "unverified"
             ],
+            model_changed=next(
+                (
+                    (c.decision.requested_model_id, c.decision.model_id)
+                    for c in self.candidates
+                    if c.decision is not None and c.decision.reason == MODEL_CHANGED
+                ),
+                None,
+            ),
         )
 
     def _outcome(self) -> WriteOutcome:
@@ -383,6 +397,7 @@ class RoundWriter:
                 message=message,
                 progress=self.progress.copy(),
                 timeline=self.timeline,
+                check_counts=_check_counts(played) if self.gated else {},
             )
 
         if self.cancelled:
@@ -395,7 +410,7 @@ class RoundWriter:
             played = checked[:count]
             logger.warning(
                 "writer: the gate dropped all %d questions over %d attempts; playing the round ungated, "
-                "marked unverified and queued for review (model=%s topic=%r)",
+                "marked rejected by the checker and queued for review (model=%s topic=%r)",
                 len(checked),
                 self.progress.attempt,
                 self.config.model,
@@ -404,8 +419,8 @@ class RoundWriter:
             return outcome(
                 "ungated",
                 played,
-                dict.fromkeys((c.key for c in played), "unverified"),
-                CheckStatus.UNVERIFIED,
+                dict.fromkeys((c.key for c in played), causes.REJECTED),
+                CheckStatus.REJECTED,
                 ungated_message(self._facts(played), checked=len(checked)),
             )
         played = survivors[:count]
@@ -418,16 +433,20 @@ class RoundWriter:
 
 
 def _mark(decision: GateDecision | None) -> Mark:
-    if decision is None or decision.outcome == "unchecked":
-        return "unchecked"
-    return "passed" if decision.outcome == "passed" else "unverified"
+    if decision is None:
+        return UNCHECKED_MARK
+    return mark_of_cause(causes.cause_of(outcome=decision.outcome, reason=decision.reason))
+
+
+def _check_counts(played: list[Candidate]) -> dict:
+    return counts_of((c.decision.outcome, c.decision.reason) if c.decision else ("unchecked", "") for c in played)
 
 
 def _round_status(marks: list[Mark], *, gated: bool) -> str:
-    if not gated or all(mark == "unchecked" for mark in marks):
+    if not gated or all(mark == UNCHECKED_MARK for mark in marks):
         return CheckStatus.UNCHECKED
-    if all(mark == "passed" for mark in marks):
+    if all(mark == causes.PASSED for mark in marks):
         return CheckStatus.CHECKED
-    if all(mark == "unverified" for mark in marks):
+    if all(mark not in (causes.PASSED, UNCHECKED_MARK) for mark in marks):
         return CheckStatus.UNVERIFIED
     return CheckStatus.PARTLY_UNVERIFIED

@@ -5,7 +5,8 @@ translation can follow.
 One sentence per thing that happened, in the order it mattered: the model too slow (an attempt cut at its
 deadline, and how much of it was written), the round's time budget used up, items the model wrote that were
 invalid (and why), repeats of earlier questions, what the checker dropped, and which questions are played
-unchecked because the checker could not check them (paused, unreachable, out of time, an answer it could not use).
+unchecked because the checker could not check them (paused, unreachable, out of time, an answer it could not use);
+and when the checker's server said another model answered than the pinned one, that the stricter bar applied.
 """
 
 from collections import Counter
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from verifier.breaker import UNAVAILABLE, UNAVAILABLE_REASONS
-from verifier.gate import ROUND_BUDGET
+from quiz.check_labels import cause_sentence
+from verifier import causes as checker_causes
+from verifier.breaker import UNAVAILABLE
 
 # The host's page shows at most this much (GenerationJob.message).
 MAX_MESSAGE = 500
@@ -51,6 +53,8 @@ class RoundFacts:
     error: str = ""
     # The gate's reasons for the played questions it could not check (outcome "unverified").
     unchecked_reasons: list[str] = field(default_factory=list)
+    # (pinned, served) when the checker's server said another model than the pinned one answered.
+    model_changed: tuple[str, str] | None = None
 
 
 def seconds_text(value: float) -> str:
@@ -108,12 +112,17 @@ def _budget(facts: RoundFacts) -> list[str]:
     return [text % {"seconds": seconds_text(facts.job_budget), "attempts": attempts}]
 
 
+def _reasons(facts: RoundFacts) -> str:
+    """The most common reasons items were invalid, "; …" when there were more."""
+    reasons = [reason for reason, _ in Counter(facts.invalid_reasons).most_common(MAX_REASONS)]
+    return "; ".join(reasons) + ("; …" if len(set(facts.invalid_reasons)) > MAX_REASONS else "")
+
+
 def _invalid(facts: RoundFacts) -> list[str]:
     count = len(facts.invalid_reasons)
     if not count:
         return []
-    reasons = [reason for reason, _ in Counter(facts.invalid_reasons).most_common(MAX_REASONS)]
-    why = "; ".join(reasons) + ("; …" if len(set(facts.invalid_reasons)) > MAX_REASONS else "")
+    why = _reasons(facts)
     text = ngettext(
         "%(count)d question the model wrote was invalid (%(why)s).",
         "%(count)d questions the model wrote were invalid (%(why)s).",
@@ -134,12 +143,9 @@ def _duplicates(facts: RoundFacts) -> list[str]:
 
 
 def _why_unchecked(reason: str) -> str:
-    if reason == UNAVAILABLE:
-        return gettext("the checker failed too often in a row and is paused")
-    if reason == ROUND_BUDGET:
-        return gettext("the checker did not answer within its time budget")
-    if reason in UNAVAILABLE_REASONS or reason == "transport_error":
-        return gettext("the checker could not be reached")
+    cause = checker_causes.cause_of(outcome="unverified", reason=reason)
+    if cause != checker_causes.UNUSABLE:
+        return cause_sentence(cause)
     if reason == "http_status":
         return gettext("the checker's server answered with an error")
     if reason in ("no_api_key", "not_configured"):
@@ -149,6 +155,19 @@ def _why_unchecked(reason: str) -> str:
     if reason in ("no_yes_no", "not_yes_no"):
         return gettext("the checker's model did not answer yes or no")
     return gettext("the checker's answer could not be used (%(reason)s)") % {"reason": reason or "unknown"}
+
+
+def model_changed_note(facts: RoundFacts) -> list[str]:
+    if facts.model_changed is None:
+        return []
+    pinned, served = facts.model_changed
+    return [
+        gettext(
+            "The checker's model changed (pinned %(pinned)s, served %(served)s): the stricter of the two models' "
+            "thresholds was applied."
+        )
+        % {"pinned": pinned, "served": served}
+    ]
 
 
 def unchecked_note(facts: RoundFacts) -> list[str]:
@@ -172,12 +191,22 @@ def unchecked_note(facts: RoundFacts) -> list[str]:
     return notes
 
 
-def _join(sentences: list[str]) -> str:
-    return " ".join(sentence for sentence in sentences if sentence)[:MAX_MESSAGE]
+def _join(sentences: list[str], *, keep_last: bool = False) -> str:
+    """The sentences as one message of at most MAX_MESSAGE characters; with `keep_last`, the last sentence (how
+    many questions the round holds) is kept whole and the ones before it are cut to make room."""
+    sentences = [sentence for sentence in sentences if sentence]
+    if not keep_last or len(sentences) < 2:
+        return " ".join(sentences)[:MAX_MESSAGE]
+    last = sentences[-1]
+    room = MAX_MESSAGE - len(last) - 1
+    before = " ".join(sentences[:-1])
+    if len(before) > room:
+        before = before[: max(0, room - 1)].rstrip() + "…"
+    return f"{before} {last}".strip()[:MAX_MESSAGE]
 
 
 def full_message(facts: RoundFacts) -> str:
-    sentences = unchecked_note(facts)
+    sentences = unchecked_note(facts) + model_changed_note(facts)
     if facts.dropped:
         text = ngettext(
             "The checker removed %(count)d of the questions written; the rest are kept.",
@@ -190,7 +219,7 @@ def full_message(facts: RoundFacts) -> str:
 
 def short_message(facts: RoundFacts) -> str:
     """A round with fewer questions than asked for: every cause, then what is left."""
-    causes = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
+    causes = model_changed_note(facts) + _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
     if facts.error:
         causes.append(facts.error)
     values = {"played": facts.played, "count": facts.count, "dropped": facts.dropped}
@@ -200,7 +229,7 @@ def short_message(facts: RoundFacts) -> str:
             "The checker removed %(dropped)d questions, so this round has %(played)d of the %(count)d you asked for.",
             facts.dropped,
         )
-        return _join([*unchecked_note(facts), text % values])
+        return _join([*unchecked_note(facts), text % values], keep_last=True)
     if facts.dropped:
         text = ngettext(
             "The checker removed %(dropped)d question.", "The checker removed %(dropped)d questions.", facts.dropped
@@ -212,32 +241,65 @@ def short_message(facts: RoundFacts) -> str:
             "The model wrote only %(played)d usable questions of the %(count)d you asked for.",
             facts.played,
         )
-        return _join([*unchecked_note(facts), text % values])
+        return _join([*unchecked_note(facts), text % values], keep_last=True)
     text = ngettext(
         "This round has %(played)d usable question of the %(count)d you asked for.",
         "This round has %(played)d usable questions of the %(count)d you asked for.",
         facts.played,
     )
-    return _join([*unchecked_note(facts), *causes, text % values])
+    return _join([*unchecked_note(facts), *causes, text % values], keep_last=True)
 
 
 def ungated_message(facts: RoundFacts, *, checked: int) -> str:
-    """The checker dropped every question written: the round is played anyway, marked for review."""
+    """The checker answered and rejected every question written: the round is played anyway, marked for review.
+    A round shorter than asked says how many it holds."""
     text = ngettext(
-        "The checker rejected the %(count)d question the model wrote, so this round is played unchecked: it is "
-        "marked unverified and queued for review.",
-        "The checker rejected all %(count)d questions the model wrote, so this round is played unchecked: it is "
-        "marked unverified and queued for review.",
+        "The checker rejected the %(count)d question the model wrote; the round is played as written: the question "
+        "is marked rejected by the checker and queued for review.",
+        "The checker rejected all %(count)d questions the model wrote; the round is played as written: each "
+        "question is marked rejected by the checker and queued for review.",
         checked,
     )
-    causes = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
-    return _join([*causes, text % {"count": checked}])
+    found = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
+    sentences = [*model_changed_note(facts), *found, text % {"count": checked}]
+    if facts.played < facts.count:
+        sentences.append(_holds(facts))
+    return _join(sentences, keep_last=facts.played < facts.count)
+
+
+def _holds(facts: RoundFacts) -> str:
+    return ngettext(
+        "This round has %(played)d usable question of the %(count)d you asked for.",
+        "This round has %(played)d usable questions of the %(count)d you asked for.",
+        facts.played,
+    ) % {"played": facts.played, "count": facts.count}
+
+
+def _none_usable(facts: RoundFacts) -> list[str]:
+    """Every item the model wrote was invalid: how many, and the first reasons."""
+    count = len(facts.invalid_reasons)
+    values = {"count": count, "why": _reasons(facts), "attempts": len(facts.attempts)}
+    if len(facts.attempts) > 1:
+        text = ngettext(
+            "The model's %(attempts)d replies had %(count)d question, none usable: %(why)s.",
+            "The model's %(attempts)d replies had %(count)d questions, none usable: %(why)s.",
+            count,
+        )
+    else:
+        text = ngettext(
+            "The model's reply had %(count)d question, none usable: %(why)s.",
+            "The model's reply had %(count)d questions, none usable: %(why)s.",
+            count,
+        )
+    return [text % values]
 
 
 def failed_message(facts: RoundFacts) -> str:
     """Nothing playable: the error that ended the job, or what went wrong on the way."""
     if facts.error:
         return _join([facts.error])
+    if facts.invalid_reasons and not facts.duplicates:
+        return _join([*_too_slow(facts), *_budget(facts), *_none_usable(facts), gettext("Try again.")])
     causes = _too_slow(facts) + _budget(facts) + _invalid(facts) + _duplicates(facts)
     if not causes:
         return gettext("The model did not write any usable question.")

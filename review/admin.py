@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz.exceptions import InvalidQuestion
 from review import evidence
 from review.admin_filters import (
@@ -31,13 +32,14 @@ from review.admin_hooks import review_panels
 from review.chart import sweep_chart
 from review.forms import FixForm, LabelForm, ThresholdStoreForm
 from review.labelled_set import labelled_set_csv_export, labelled_set_csv_import
-from review.models import Flag, Review, ReviewItem, ReviewLabel
+from review.models import CheckerEvalRun, Flag, Review, ReviewItem, ReviewLabel
 from review.selectors import labelled_scores, review_queue
 from review.services import question_fix, reviews_label
 from review.sweep import sweep
-from verifier import conf
+from verifier import causes, conf
 from verifier.breaker import configured_breaker_state, shared_breakers
 from verifier.models import Threshold
+from verifier.selectors import slow_checker
 from verifier.services import threshold_set
 
 NONE = evidence.NONE
@@ -45,6 +47,21 @@ NONE = evidence.NONE
 
 # A graded labels CSV uploaded on the sweep page (a few thousand questions fit well under it).
 LABELS_MAX_BYTES = 2 * 1024 * 1024
+
+
+def warn_if_slow(modeladmin: admin.ModelAdmin, request: HttpRequest) -> None:
+    """A warning with the figures when most of the configured checker's latest checks ran out of time."""
+    slow = slow_checker()
+    if slow is None:
+        return
+    modeladmin.message_user(
+        request,
+        f"The checker is too slow: {slow.timed_out} of the last {slow.of} checks by {slow.backend} {slow.model_id} "
+        f"ran out of time (VERIFIER_TIMEOUT is {slow.timeout:g} s), so those questions were played unverified. "
+        "Raise VERIFIER_TIMEOUT (a CPU-only checker may need 30 s or more), lower VERIFIER_CONCURRENCY, or use a "
+        "faster checker; `manage.py checker_eval` shows its seconds per question.",
+        messages.WARNING,
+    )
 
 
 def _evidence(block: str, context: dict) -> SafeString:
@@ -135,7 +152,11 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
     @admin.display(description="outcome", ordering="latest_outcome")
     def outcome(self, obj) -> str:
-        return obj.latest_outcome or NONE
+        if not obj.latest_outcome:
+            return NONE
+        # What the checker did, as the host is told: rejected, too slow, unreachable, paused, model changed ...
+        did = causes.cause_words(outcome=obj.latest_outcome, reason=obj.latest_reason or "")
+        return f"{obj.latest_outcome} ({did})"
 
     @admin.display(description="score / threshold", ordering="latest_score")
     def score(self, obj) -> str:
@@ -160,6 +181,8 @@ class ReviewItemAdmin(admin.ModelAdmin):
             ]
             if on
         ]
+        if changed := evidence.model_changed_note(obj.latest_model_id, obj.latest_requested_model_id):
+            found.append(changed)
         return ", ".join(found) or NONE
 
     @admin.display(description="premise group", ordering="premise_group")
@@ -419,6 +442,7 @@ class ThresholdAdmin(admin.ModelAdmin):
         ]
 
     def changelist_view(self, request, extra_context=None):
+        warn_if_slow(self, request)
         extra = {
             **(extra_context or {}),
             "sweep_url": reverse("admin:verifier_threshold_sweep"),
@@ -434,6 +458,7 @@ class ThresholdAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = 'attachment; filename="quizgate-labels.csv"'
         return response
 
+    @request_body_cap(lambda: LABELS_MAX_BYTES + FORM_ALLOWANCE)
     def labels_import_view(self, request):
         """A graded CSV in: the good lines become labelled questions, each bad one is named with its line."""
         can_import = self.has_change_permission(request) and request.user.has_perm("review.add_review")
@@ -470,6 +495,7 @@ class ThresholdAdmin(admin.ModelAdmin):
     def breaker_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
+        warn_if_slow(self, request)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -533,3 +559,59 @@ class ThresholdAdmin(admin.ModelAdmin):
             "can_import": can_store and request.user.has_perm("review.add_review"),
         }
         return TemplateResponse(request, "admin/verifier/sweep.html", context)
+
+
+# -- checker_eval's runs -------------------------------------------------------------------------------------------
+
+
+@admin.register(CheckerEvalRun)
+class CheckerEvalRunAdmin(admin.ModelAdmin):
+    """Each `manage.py checker_eval` run, read only; `last/` opens the latest one."""
+
+    list_display = ["created_at", "backend", "model_id", "questions", "auroc_text", "verdict"]
+    list_filter = ["backend"]
+    fields = ["created_at", "backend", "model_id", "source", "questions", "figures"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="AUROC of the score")
+    def auroc_text(self, obj) -> str:
+        return NONE if obj.auroc is None else f"{obj.auroc:.3f}"
+
+    @admin.display(description="Figures")
+    def figures(self, obj) -> SafeString:
+        # The template escapes every value it prints.
+        return mark_safe(
+            render_to_string("admin/review/checkerevalrun/figures.html", {"run": obj, "report": obj.report})
+        )
+
+    def get_urls(self):
+        return [
+            path("last/", self.admin_site.admin_view(self.last_view), name="review_checkerevalrun_last"),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        warn_if_slow(self, request)
+        return super().changelist_view(request, extra_context=extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            warn_if_slow(self, request)
+        return super().change_view(request, object_id, form_url=form_url, extra_context=extra_context)
+
+    def last_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        last = CheckerEvalRun.objects.order_by("-created_at", "-id").first()
+        if last is None:
+            self.message_user(
+                request, "No checker evaluation yet: run `python manage.py checker_eval`.", messages.WARNING
+            )
+            return HttpResponseRedirect(reverse("admin:review_checkerevalrun_changelist"))
+        return HttpResponseRedirect(reverse("admin:review_checkerevalrun_change", args=[last.pk]))

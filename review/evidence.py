@@ -4,11 +4,13 @@ values for its template (templates/admin/review/reviewitem/evidence/)."""
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from quiz.models import Question
 from quiz.validation import OPTION_LETTERS
 from review.models import Flag, FlagKind, PremiseCheck, PremiseMember, Review
 from review.selectors import question_flags, question_premise_groups
+from verifier import causes
 from verifier.models import Verdict
 
 NONE = "—"
@@ -19,6 +21,16 @@ def asked_for(served: str | None, requested: str | None) -> str:
     if requested and served != requested:
         return f" (asked for {requested}: mismatch)"
     return ""
+
+
+def model_changed_note(served: str | None, requested: str | None) -> str:
+    """The reviewer's sentence when the checker's server served another model than the pinned one, or ""."""
+    if not requested or not served or served == requested:
+        return ""
+    return gettext("the checker's model changed (pinned %(pinned)s, served %(served)s)") % {
+        "pinned": requested,
+        "served": served,
+    }
 
 
 def rate(value: float | None) -> str:
@@ -103,12 +115,13 @@ def verdicts_evidence(*, question: Question) -> dict[str, Any]:
                 "when": _when(v.created_at),
                 "backend": v.backend,
                 "model": v.model_id + asked_for(v.model_id, v.requested_model_id),
-                "outcome": v.outcome,
+                "outcome": f"{v.outcome}: {causes.cause_words(outcome=v.outcome, reason=v.reason)}",
                 "score": NONE if v.score is None else f"{v.score:.3f}",
                 "threshold": f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
                 "probabilities": ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
                 "blind": blind_summary(v.details if isinstance(v.details, dict) else {}, question.options),
                 "reason": " ".join(part for part in (v.reason, v.message) if part) or NONE,
+                "model_changed": model_changed_note(v.model_id, v.requested_model_id),
             }
             for v in verdicts
         ]

@@ -42,7 +42,7 @@ def labelled_set_import(*, items: list[dict[str, Any]], note: str = "imported la
     probabilities: {check: p}, label, [score], [blind: {option letter: p}]}. Each becomes a question, a verdict
     and a review. `blind` (the blind answer per option) adds P(marked) as the `blind` check unless given.
 
-    A question already present with the same text, options, marked option and model id is skipped, so a set
+    A question already present with the same text, options, marked option, explanation and model id is skipped, so a set
     can be imported twice. Raises ValueError naming the first bad item; nothing is stored then.
     """
     if not isinstance(items, list):
@@ -56,7 +56,11 @@ def labelled_set_import(*, items: list[dict[str, Any]], note: str = "imported la
                 raise ValueError(f"item {number}: {error}") from None
             data, backend, model_id, probabilities, score, label = parsed
             duplicate = Question.objects.filter(
-                text=data.text, options=list(data.options), correct_index=data.correct_index, model_id=model_id
+                text=data.text,
+                options=list(data.options),
+                correct_index=data.correct_index,
+                explanation=data.explanation,
+                model_id=model_id,
             ).exists()
             if duplicate:
                 skipped += 1
@@ -212,7 +216,7 @@ def labelled_set_csv_import(*, text: str, note: str = "imported labelled set") -
             return result
         for line, cells in csv_rows(reader):
             try:
-                item = _labelled_item_from_row(columns, cells)
+                item = labelled_item_from_row(columns, cells)
                 _parse_labelled(item)
             except (InvalidQuestion, ValueError, TypeError, KeyError) as error:
                 result.errors.append(RowError(line, str(error)))
@@ -226,7 +230,7 @@ def labelled_set_csv_import(*, text: str, note: str = "imported labelled set") -
     return result
 
 
-def _labelled_item_from_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
+def labelled_item_from_row(columns: list[str], cells: list[str]) -> dict[str, Any]:
     if len(cells) > len(columns) and any(cell.strip() for cell in cells[len(columns) :]):
         raise ValueError(f"the row has {len(cells)} cells but the header has {len(columns)} columns")
     row = {name: csv_unguard(cell).strip() for name, cell in zip(columns, cells, strict=False)}

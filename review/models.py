@@ -130,3 +130,26 @@ class ReviewItem(Question):
         proxy = True
         verbose_name = "question to review"
         verbose_name_plural = "review queue"
+
+
+class CheckerEvalRun(models.Model):
+    """One `manage.py checker_eval` run: how well the configured checker told good questions from bad ones
+    (review/checker_eval.py's report, as JSON, and as the text it printed)."""
+
+    backend = models.CharField(max_length=20)
+    model_id = models.CharField(max_length=200, blank=True)
+    questions = models.PositiveIntegerField(default=0)
+    auroc = models.FloatField(null=True, blank=True)  # of the gate's score
+    verdict = models.CharField(max_length=500, blank=True)
+    source = models.CharField(max_length=300, blank=True)  # "sample packs" or the file given
+    report = models.JSONField(default=dict, blank=True)
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "checker evaluation"
+        verbose_name_plural = "checker evaluations"
+
+    def __str__(self) -> str:
+        return f"checker_eval {self.backend} {self.model_id or '-'} ({self.questions} questions)"

@@ -6,7 +6,7 @@ from django.db.models.functions import Coalesce
 from quiz.models import Question
 from review.models import Flag, FlagKind, PremiseGroup, PremiseMember, Review, ReviewItem
 from review.sweep import LabelledScore
-from verifier.decisions import BLIND_MISSING_PREFIX, CHECKER_DISAGREES
+from verifier.decisions import BLIND_MISSING_PREFIX, CHECKER_DISAGREES, MODEL_CHANGED
 from verifier.models import Verdict, VerdictOutcome
 
 # The verdict reason of an imported graded set (`sweep --import`): already labelled, it does not queue a question.
@@ -55,12 +55,13 @@ def labelled_scores(*, backend: str | None = None, model_id: str | None = None) 
 
 def review_queue() -> QuerySet[ReviewItem]:
     """Every question that was dropped, passed unverified or without its blind check, that the blind checker
-    answered differently, that was reported, flagged by the crowd or grouped with a defective question by a shared
-    premise; newest signal first."""
+    answered differently, that a checker other than the pinned model judged (`model_changed`), that was reported,
+    flagged by the crowd or grouped with a defective question by a shared premise; newest signal first."""
     # An imported graded set (`sweep --import`) is already labelled: its verdicts do not queue it.
     held = Verdict.objects.filter(
         Q(outcome__in=[VerdictOutcome.DROPPED, VerdictOutcome.UNVERIFIED])
         | Q(reason=CHECKER_DISAGREES)
+        | Q(reason=MODEL_CHANGED)
         | Q(reason__startswith=BLIND_MISSING_PREFIX),
         question=OuterRef("pk"),
     ).exclude(reason=IMPORTED)
@@ -83,6 +84,7 @@ def review_queue() -> QuerySet[ReviewItem]:
             premise_group=Coalesce(latest_group, origin_group, output_field=BigIntegerField()),
             queued_at=Coalesce(last_signal, F("created_at")),
             latest_outcome=Subquery(latest_verdict.values("outcome")[:1]),
+            latest_reason=Subquery(latest_verdict.values("reason")[:1]),
             latest_score=Subquery(latest_verdict.values("score")[:1]),
             latest_threshold=Subquery(latest_verdict.values("threshold")[:1]),
             latest_backend=Subquery(latest_verdict.values("backend")[:1]),

@@ -44,6 +44,7 @@ class VerdictAdmin(admin.ModelAdmin):
         if obj.model_mismatch:
             return (
                 f"Mismatch: asked for {obj.requested_model_id}, the server served {obj.model_id}; the threshold "
-                f"applied is the one stored for {obj.model_id}."
+                f"applied is the stricter of the ones stored for {obj.requested_model_id} and {obj.model_id} "
+                "(a served id never lowers the pinned one's)."
             )
         return f"Served the pinned model {obj.model_id}."

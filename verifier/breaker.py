@@ -5,7 +5,8 @@ every process when the cache is Redis (REDIS_URL). Every step is one atomic cach
 `set`, `delete`), so processes racing on the same breaker agree without a lock.
 
 - closed: calls go out; each failure that means "the checker is unavailable" (a timeout, a refused or lost
-  connection, HTTP 5xx or 429) adds one to the run; any answer ends the run. `failures` in a row open it.
+  connection, before the headers or mid-body, HTTP 5xx or 429) adds one to the run; any answer ends the run.
+  `failures` in a row open it.
 - open: no call goes out; the question passes `unverified` with the reason `checker_unavailable`.
 - half-open: once `cooldown` seconds have passed, one call (the probe) may go out, whoever asks first; its
   answer closes the breaker, its failure opens it again for another cool-down. The probe's claim expires on
@@ -36,9 +37,20 @@ from verifier.registry import gate_enabled
 logger = logging.getLogger("verifier")
 
 UNAVAILABLE = "checker_unavailable"
-# A transport that never delivered an answer. `truncated_body` and `body_too_large` are answers gone wrong.
+# A transport that never delivered an answer. `truncated_body` is a connection lost mid-body (closed or reset
+# before the announced length): a lost connection like one lost before the headers. `body_too_large` is an answer
+# gone wrong (the server is there, its reply is the problem).
 UNAVAILABLE_REASONS = frozenset(
-    {"timeout", "connection_refused", "connect_error", "connection_closed", "dns_error", "tls_error", "rate_limited"}
+    {
+        "timeout",
+        "connection_refused",
+        "connect_error",
+        "connection_closed",
+        "truncated_body",
+        "dns_error",
+        "tls_error",
+        "rate_limited",
+    }
 )
 KEY_PREFIX = "verifier-breaker"
 
@@ -153,6 +165,18 @@ class Breaker:
                 self.cooldown,
             )
 
+    def trip(self, calls: int, reason: str) -> None:
+        """Open now: a whole batch of one round's calls, in flight together, found the checker unavailable."""
+        if self.cache.add(self._k("opened_at"), self.clock(), timeout=None):
+            logger.warning(
+                "checker breaker %s %s opened: a whole batch of %d calls in flight together failed (last: %s); "
+                "questions pass unchecked for %g s",
+                *self._names(),
+                calls,
+                reason,
+                self.cooldown,
+            )
+
     def release(self, permit: Permit) -> None:
         """The call was abandoned (the round was cancelled) before it ended: it proves nothing either way."""
         if permit.probe:
@@ -207,27 +231,71 @@ def unavailable_failure(backend: str, model_id: str) -> GateFailure:
 class BreakerGuard:
     """The breaker as a round's call guard (verifier.backends.base.CallGuard). A shared cache is I/O (Redis), so
     its steps run off the event loop, and how a call ended is recorded in the background (the call's slot is not
-    held for it; `drain()` waits for what is left); the in-process cache is a dict, asked directly."""
+    held for it; `drain()` waits for what is left); the in-process cache is a dict, asked directly.
 
-    def __init__(self, breaker: Breaker) -> None:
+    The guard also keeps the round's own view, so a dead checker holds a round one call budget, not one per batch
+    of calls: after a call of the round found the checker unavailable, a call that gets its slot waits until the
+    calls still in flight have ended (one answer and it goes; the rest failing too and it is not sent). A whole
+    batch failing in a row, `batch` calls (the round's concurrency, or the breaker's own count if that is fewer),
+    gives the round up on this checker while the writer is still writing (`sealed()` false), and opens the breaker
+    (the next round need not wait out the same timeout to learn it): every later call passes `checker_unavailable`
+    without being sent. After the seal the round's budget already holds it to one call budget, and the breaker
+    counts its run as before.
+    """
+
+    def __init__(self, breaker: Breaker, *, batch: int = 0, sealed: Callable[[], bool] | None = None) -> None:
         self.breaker = breaker
         self._direct = _in_process(breaker.cache)
         self._allow = _off_the_loop(breaker.allow, direct=self._direct)
         self._record = _off_the_loop(breaker.record, direct=self._direct)
         self._release = _off_the_loop(breaker.release, direct=self._direct)
+        self._trip = _off_the_loop(breaker.trip, direct=self._direct)
         self._pending: set[asyncio.Task[Any]] = set()
+        self._batch = min(breaker.threshold, batch) if batch > 0 else breaker.threshold
+        self._sealed = sealed or (lambda: True)
+        # This round: calls in flight, unavailable failures in a row, and whether it gave the checker up.
+        self._in_flight = 0
+        self._run = 0
+        self._given_up = False
+        self._changed = asyncio.Event()
 
     async def admit(self) -> Permit:
+        while self._run and self._in_flight and not self._given_up:
+            await self._changed.wait()
+        if self._given_up:
+            raise GateFailure(
+                UNAVAILABLE,
+                f"the checker ({self.breaker.backend} {self.breaker.model_id}) failed {self._run} calls in a row "
+                "in this round: not called",
+            )
         permit = await self._allow()
         if permit is None:
             raise unavailable_failure(self.breaker.backend, self.breaker.model_id)
+        self._in_flight += 1
         return permit
 
     async def ended(self, permit: Permit, failure: GateFailure | None) -> None:
+        tripped = False
+        if failure is not None and means_unavailable(failure):
+            self._run += 1
+            if self._run >= self._batch and not self._sealed() and not self._given_up:
+                self._given_up = tripped = True
+        else:
+            self._run = 0
+        self._call_over()
         await self._later(self._record(permit, failure))
+        if tripped:
+            assert failure is not None
+            await self._later(self._trip(self._run, failure.reason))
 
     async def abandoned(self, permit: Permit) -> None:
+        self._call_over()
         await self._later(self._release(permit))
+
+    def _call_over(self) -> None:
+        self._in_flight -= 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     async def _later(self, step: Coroutine[Any, Any, Any]) -> None:
         if self._direct:

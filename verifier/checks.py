@@ -1,4 +1,7 @@
-"""Configuration checks: a model alias is refused at start-up, a half-configured backend is reported."""
+"""Configuration checks: a model alias is refused at start-up, an id with no date or version is a warning the
+operator acknowledges, a half-configured backend is reported."""
+
+import logging
 
 from django.core.checks import Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
@@ -11,6 +14,9 @@ _UNSET_WARNINGS = {
     "VERIFIER_BASE_URL": "verifier.W002",
     "VERIFIER_API_KEY": "verifier.W003",
 }
+
+logger = logging.getLogger("verifier")
+UNPINNED_ID = "verifier.W004"
 
 
 def model_alias_error() -> str | None:
@@ -26,11 +32,31 @@ def model_alias_error() -> str | None:
     return None
 
 
+def unpinned_model_warning() -> str | None:
+    """The warning for a checker model id that names no dated snapshot or version, unless the operator has
+    acknowledged it (VERIFIER_ALLOW_UNPINNED_MODEL, or VERIFIER_ALLOW_MODEL_ALIAS, which accepts more)."""
+    backend = conf.backend_name()
+    model = conf.model_id()
+    if not registry.gate_enabled(backend) or not model or conf.is_pinned_version(model):
+        return None
+    if conf.is_model_alias(model) or conf.allow_unpinned_model() or conf.allow_model_alias():
+        return None  # a moving alias is refused outright (E002); an acknowledged id says nothing more
+    return (
+        f"VERIFIER_MODEL={model!r} names no dated snapshot or version, so its server can re-point it to other "
+        "weights under the same name (as with 'gpt-4o', 'model-v2' or 'llama3:8b'), and the stored threshold "
+        "would then judge another model. Pin an id with a date (2024-08-06, 20240806 or 2025-01) or a full "
+        "version (1.13.0)."
+    )
+
+
 def refuse_model_alias() -> None:
-    """Raise at start-up; ASGI servers and Celery workers do not run system checks."""
+    """Raise at start-up; ASGI servers and Celery workers do not run system checks (they log the warning)."""
     message = model_alias_error()
     if message:
         raise ImproperlyConfigured(message)
+    warning = unpinned_model_warning()
+    if warning:
+        logger.warning("%s Acknowledge it with VERIFIER_ALLOW_UNPINNED_MODEL=1.", warning)
 
 
 @register()
@@ -50,6 +76,16 @@ def verifier_settings_check(app_configs=None, **kwargs) -> list:
     alias = model_alias_error()
     if alias:
         problems.append(Error(alias, id="verifier.E002"))
+    unpinned = unpinned_model_warning()
+    if unpinned:
+        problems.append(
+            Warning(
+                unpinned,
+                hint=f"Set VERIFIER_ALLOW_UNPINNED_MODEL=1 (or add {UNPINNED_ID!r} to SILENCED_SYSTEM_CHECKS) to "
+                "accept it.",
+                id=UNPINNED_ID,
+            )
+        )
     if not spec.checks:
         return problems
     for name in spec.needs:

@@ -48,6 +48,10 @@ def allow_model_alias() -> bool:
     return bool(setting("VERIFIER_ALLOW_MODEL_ALIAS"))
 
 
+def allow_unpinned_model() -> bool:
+    return bool(setting("VERIFIER_ALLOW_UNPINNED_MODEL"))
+
+
 def max_body_bytes() -> int:
     return int(setting("VERIFIER_MAX_BODY_BYTES"))
 
@@ -56,8 +60,35 @@ def yes_no_floor() -> float:
     return float(setting("VERIFIER_YES_NO_FLOOR"))
 
 
-def judge_max_tokens() -> int:
-    return max(1, int(setting("VERIFIER_JUDGE_MAX_TOKENS")))
+# The judge's completion limit when VERIFIER_JUDGE_MAX_TOKENS is 0: a report is one short JSON object (about 100
+# tokens); a reasoning model thinks first, and its thinking counts against the limit.
+JUDGE_REPORT_TOKENS = 512
+JUDGE_REASONING_TOKENS = 4096
+# Parts of a model id that name a reasoning model (the id split at every non-alphanumeric, lowercased).
+REASONING_PARTS = frozenset({"o1", "o3", "o4", "r1", "qwq", "reason", "reasoner", "reasoning", "think", "thinking"})
+
+
+def is_reasoning_model(model: str) -> bool:
+    """VERIFIER_JUDGE_REASONING true/false; "auto": whether the model id looks like a reasoning model's
+    (o1-2024-12-17, deepseek-r1, qwq-32b, gpt-5-mini, a "...-thinking" or "...-reasoning" model)."""
+    said = str(setting("VERIFIER_JUDGE_REASONING") or "auto").strip().lower()
+    if said in ("1", "true", "yes", "on"):
+        return True
+    if said in ("0", "false", "no", "off"):
+        return False
+    name = model.strip().lower()
+    parts = set(re.split(r"[^a-z0-9]+", name))
+    return bool(REASONING_PARTS & parts) or name.startswith("gpt-5")
+
+
+def judge_max_tokens(model: str | None = None) -> int:
+    """The judge's completion limit: VERIFIER_JUDGE_MAX_TOKENS when set (above 0), else 512 for a report, or 4096
+    when the judge's model (`model`, VERIFIER_MODEL by default) is a reasoning model (is_reasoning_model)."""
+    value = int(setting("VERIFIER_JUDGE_MAX_TOKENS") or 0)
+    if value > 0:
+        return value
+    reasoning = is_reasoning_model(model_id() if model is None else model)
+    return JUDGE_REASONING_TOKENS if reasoning else JUDGE_REPORT_TOKENS
 
 
 def default_threshold() -> float:
@@ -172,6 +203,7 @@ def second_opinion_config(first: GateConfig) -> GateConfig | None:
         base_url=second_opinion_base_url(),
         api_key=second_opinion_api_key(),
         timeout=second_opinion_timeout(),
+        judge_max_tokens=judge_max_tokens(model),
         second_opinion=None,
         second_opinion_band=0.0,
     )
@@ -222,6 +254,23 @@ def is_model_alias(model: str) -> bool:
     if not any(char.isdigit() for char in name):
         return True
     return name.endswith("latest") or bool(MOVING_WORDS.intersection(re.split(r"[^a-z0-9]+", name)))
+
+
+# What pins an id to one model version: a date as a part of it (2024-08-06, 20240806, or a monthly 2025-01), or a
+# full version x.y.z (optionally v-prefixed). Digits alone do not: `gpt-4o`, `model-v2`, `llama3:8b` and
+# `qwen2.5:0.5b` name a family or a size, which their servers re-point to newer weights without a new id.
+_DATED = re.compile(
+    r"(?<![0-9])(?:19|20)[0-9]{2}"
+    r"(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?|(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01]))"
+    r"(?![0-9])"
+)
+_VERSIONED = re.compile(r"(?<![0-9a-z.])v?[0-9]+\.[0-9]+\.[0-9]+(?![0-9.])")
+
+
+def is_pinned_version(model: str) -> bool:
+    """Whether the id names one model version: a date or a full x.y.z version as a part of it (see _DATED)."""
+    name = model.strip().lower()
+    return bool(_DATED.search(name) or _VERSIONED.search(name))
 
 
 _mismatches_warned: set[tuple[str, str, str]] = set()

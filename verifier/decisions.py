@@ -16,6 +16,9 @@ ROUND_BUDGET = "round_budget"
 # one of these verdict reasons, so it waits in the review queue although it is played.
 BLIND_MISSING_PREFIX = "blind_"
 CHECKER_DISAGREES = "checker_disagrees"
+# The server said it served another model than the pinned one: the question was judged at the stricter of the two
+# models' pass marks, and waits in the review queue (its threshold was not calibrated for the model that scored it).
+MODEL_CHANGED = "model_changed"
 # A blind answer that named another option when the options were shown in another order: it follows the position,
 # not the content, so it is recorded but not scored, and queues nothing.
 ORDER_DEPENDENT = "order_dependent"
@@ -117,6 +120,7 @@ class RoundTally:
     checker_disagrees: int = 0
     round_budget: int = 0
     checker_unavailable: int = 0
+    model_changed: int = 0
     started: float | None = None
     finished: float | None = None
 
@@ -137,6 +141,8 @@ class RoundTally:
             self.round_budget += 1
         if decision.reason == UNAVAILABLE:
             self.checker_unavailable += 1
+        if decision.reason == MODEL_CHANGED:
+            self.model_changed += 1
 
     @property
     def wall_ms(self) -> int:

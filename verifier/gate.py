@@ -14,12 +14,14 @@ from typing import Any, Self
 
 from asgiref.sync import sync_to_async
 
+from core import metrics
 from verifier import conf, policy
 from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure
 from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
     CHECKER_DISAGREES,
+    MODEL_CHANGED,
     ORDER_DEPENDENT,
     ROUND_BUDGET,
     BlindCheck,
@@ -40,6 +42,7 @@ logger = logging.getLogger("verifier")
 __all__ = [
     "BLIND_MISSING_PREFIX",
     "CHECKER_DISAGREES",
+    "MODEL_CHANGED",
     "ORDER_DEPENDENT",
     "ROUND_BUDGET",
     "ROUND_GRACE",
@@ -82,19 +85,23 @@ class Gate:
         second_backend: Backend | None = None,
     ) -> None:
         self.config = config
-        # The pinned model's pass mark; `thresholds` (stored, per model id) picks the served model's instead.
+        # The pinned model's pass mark: never a lower one. `thresholds` (stored, per model id) gives a served model's
+        # own, applied when it is the stricter (threshold_for_served).
         self.threshold = threshold
         self.calibrated = calibrated
         self.thresholds = thresholds
         self.source_text = source_text
         self.backend = backend or backend_for(config)
         self.breaker = breaker
-        self._guard = BreakerGuard(breaker) if breaker is not None else None
+        self._guard = (
+            BreakerGuard(breaker, batch=config.concurrency, sealed=self._sealed) if breaker is not None else None
+        )
         self.budget = CallBudget(
             concurrency=config.concurrency,
             timeout=config.timeout,
             guard=self._guard,
             past_deadline=self._past_deadline,
+            backend=config.backend,
         )
         # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
         self.second = config.second_opinion if self.enabled else None
@@ -104,18 +111,23 @@ class Gate:
         self._second_pending: set[asyncio.Timeout] = set()
         if self.second is not None:
             self.second_backend = second_backend or backend_for(self.second)
+            second_breaker = _breaker_for(self.second) if breaker is not None else None
             self._second_guard: BreakerGuard | None = (
-                BreakerGuard(_breaker_for(self.second)) if breaker is not None else None
+                BreakerGuard(second_breaker, batch=self.second.concurrency, sealed=self._sealed)
+                if second_breaker is not None
+                else None
             )
             self.second_budget = CallBudget(
                 concurrency=self.second.concurrency,
                 timeout=self.second.timeout,
                 guard=self._second_guard,
                 past_deadline=self._past_deadline,
+                backend=self.second.backend,
             )
         self.tally = RoundTally()
         self._closed = False
         self._deadline: float | None = None
+        self._sealed_after_writing = True
         self._pending: set[asyncio.Timeout] = set()
 
     @classmethod
@@ -146,9 +158,11 @@ class Gate:
             second_threshold=second_threshold,
         )
 
-    def seal(self) -> None:
+    def seal(self, *, writing: bool = True) -> None:
         """The writer has finished writing: every pending check, and any begun before `unseal()`, has one
-        call budget left."""
+        call budget left. `writing=False`: nothing was being written (a check of existing questions), and a
+        question out of budget says so in those words."""
+        self._sealed_after_writing = writing
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
@@ -165,16 +179,25 @@ class Gate:
         assert self._deadline is not None
         return self._deadline - ROUND_GRACE / 2
 
+    def _sealed(self) -> bool:
+        return self._deadline is not None
+
     def _past_deadline(self) -> bool:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
 
     def threshold_for_served(self, served: str) -> tuple[float, bool]:
-        """(pass mark, calibrated) for the model the server served; the pinned one's when it did not say."""
-        if self.thresholds is None or not served or served == self.config.model_id:
+        """(pass mark, calibrated) for the model the server served: the pinned one's when it served the pinned
+        model or did not say; otherwise the stricter of the pinned model's and the served model's stored one.
+
+        A server chooses what it says it served, so a served id must never lower the bar: a lie (or a server moved
+        to a model calibrated lower) would pass what the pinned model's bar holds back. The stricter bar is
+        "calibrated" only when it is the served model's own stored one."""
+        if not served or served == self.config.model_id:
             return self.threshold, self.calibrated
-        if served in self.thresholds:
-            return self.thresholds[served], True
-        return self.config.default_threshold, False
+        stored = self.thresholds.get(served) if self.thresholds is not None else None
+        if stored is not None and stored >= self.threshold:
+            return stored, True
+        return self.threshold, False
 
     @property
     def enabled(self) -> bool:
@@ -241,6 +264,7 @@ class Gate:
             decision = self._out_of_budget(item, now)
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
+        metrics.gate_decided(backend=self.config.backend, outcome=decision.outcome, reason=decision.reason)
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
@@ -407,6 +431,11 @@ class Gate:
         ):
             details["second_opinion"], judgement = await self._second_opinion(item, checks, judgement)
         reason, message = self._reason(item, judgement, blind)
+        if served and served != self.config.model_id:
+            # One reason per verdict: the model change, which decides how every other part of it is read. The
+            # other notes stay in the message, the blind answer and a disagreement in the details; each page says
+            # the change in its reader's language from the two model ids.
+            reason = MODEL_CHANGED
         if judgement is not first_judgement:
             second = details["second_opinion"]
             message = (
@@ -543,16 +572,18 @@ class Gate:
                 who=f"gate: {self.config.backend}",
                 pinned=self.config.model_id,
                 served=served,
-                consequence=f"verdicts are filed under {served!r} with its threshold",
+                consequence=(
+                    f"verdicts are filed under {served!r} with reason {MODEL_CHANGED}, judged at the stricter of its "
+                    "stored threshold and the pinned model's"
+                ),
             )
         return served
 
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
+        since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
         return self._fail_open(
             item,
-            GateFailure(
-                ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s after writing ended)"
-            ),
+            GateFailure(ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s {since})"),
             started,
         )
 
@@ -587,7 +618,7 @@ class Gate:
         """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
 
         Nothing more is being written, so the round is sealed at once: it takes at most one call budget."""
-        self.seal()
+        self.seal(writing=False)
         return list(await asyncio.gather(*(self.check(item) for item in items)))
 
     async def check_stream(self, items: AsyncIterable[GateItem]) -> AsyncIterator[GateDecision]:
@@ -619,7 +650,7 @@ class Gate:
             "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
             "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
             "checker_disagrees=%d round_budget=%d "
-            "checker_unavailable=%d calls=%d "
+            "checker_unavailable=%d model_changed=%d calls=%d "
             "refused=%d max_in_flight=%d wall_ms=%d",
             self.config.backend,
             self.config.model_id or "-",
@@ -637,6 +668,7 @@ class Gate:
             tally.checker_disagrees,
             tally.round_budget,
             tally.checker_unavailable,
+            tally.model_changed,
             self.budget.calls,
             self.budget.refused,
             self.budget.max_in_flight,

@@ -161,9 +161,6 @@ function renderLobby(state) {
   const shownIds = new Set(newest.map((p) => p.id));
   const waiting = state.players.filter((p) => state.time_requests.includes(p.id) && !shownIds.has(p.id));
   const shown = [...waiting, ...newest];
-  const more = n - shown.length;
-  $("player-more").textContent = more > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", more), [more]) : "";
-  $("player-more").hidden = more <= 0;
   keepingFocus(() =>
     $("player-list").replaceChildren(
       ...shown.map((p) => {
@@ -179,7 +176,29 @@ function renderLobby(state) {
       }),
     ),
   );
+  fitPlayerList(n);
 }
+
+// The names drawn must fit the list's box: smaller chips first, then the chips that still do not fit are taken
+// out and counted, so no name is cut off unseen by the list's edge.
+function fitPlayerList(total) {
+  const list = $("player-list");
+  const more = $("player-more");
+  const overflowing = () => list.scrollHeight > list.clientHeight + 1;
+  const count = () => {
+    const left = total - list.children.length;
+    more.textContent = left > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", left), [left]) : "";
+    more.hidden = left <= 0;
+  };
+  delete list.dataset.dense;
+  count();
+  if (overflowing()) list.dataset.dense = "";
+  while (list.children.length > 1 && overflowing()) {
+    list.lastElementChild.remove();
+    count(); // the line under the list takes its height too
+  }
+}
+window.addEventListener("resize", () => state?.phase === "lobby" && renderLobby(state));
 
 // Long texts get smaller type (the stylesheet reads these data attributes), so that nothing is cut off: a
 // question of up to 300 characters and six options of up to 120 fit the screen at 1366x768.
@@ -197,8 +216,11 @@ function renderQuestion(state) {
   $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
+  // Everyone tied (before the first question, or while nobody has scored) is no ranking to move from: the
+  // leaderboard after it shows no arrows rather than a drop for everyone but the leader.
+  const ranked = new Set(state.players.map((p) => p.score)).size > 1;
   if (!ranksAtQuestion.has(state.question_index)) {
-    ranksAtQuestion.set(state.question_index, new Map(state.players.map((p) => [p.id, p.rank])));
+    ranksAtQuestion.set(state.question_index, ranked ? new Map(state.players.map((p) => [p.id, p.rank])) : null);
   }
   $("extra-time-note").hidden = Object.keys(state.extra_time).length === 0;
   countdown.start(state.remaining_ms, state.timer_seconds * 1000);
@@ -227,7 +249,8 @@ function renderReveal(state) {
     }),
   );
   $("r-explanation").textContent = reveal.explanation;
-  $("phase-reveal").dataset.explanation = reveal.explanation.length + reveal.source.length > 240 ? "long" : "";
+  const notes = reveal.explanation.length + reveal.source.length;
+  $("phase-reveal").dataset.explanation = notes > 600 ? "longest" : notes > 240 ? "long" : "";
   $("r-source").textContent = reveal.source ? interpolate(gettext("Source: %s"), [reveal.source]) : "";
   const voided = state.voided.includes(state.question_index);
   $("crowd-marker").hidden = !reveal.crowd_disagrees || voided;
@@ -252,7 +275,7 @@ function renderFinished(state) {
       item.append(
         el("span", { text: String(p.rank), className: "place", attrs: { "aria-label": interpolate(gettext("%s place"), [ordinal(p.rank)]) } }),
         el("span", { text: p.nickname, className: "nick" }),
-        el("span", { text: `${p.score} pts`, className: "score" }),
+        el("span", { text: interpolate(ngettext("%s point", "%s points", p.score), [p.score]), className: "score" }),
       );
       return item;
     }),

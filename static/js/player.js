@@ -9,6 +9,9 @@ const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"))
 countdown.onExpired = () => socket.sync();
 let state = null;
 const reportedFor = new Set();
+const NICKNAME_MAX = 20; // lobby/nicknames.py; the input's maxlength only stops a pasted essay
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const visibleLength = (text) => [...graphemes.segment(text)].length;
 
 const socket = roomSocket(code, {
   onOpen: () => {
@@ -70,10 +73,11 @@ function handleError(message) {
   showError(errorBox, message.message);
 }
 
-$("join-form").addEventListener("submit", (event) => {
+$("join-form")?.addEventListener("submit", (event) => { // absent when the game has finished
   event.preventDefault();
   const nickname = $("nickname").value.trim();
-  if (!nickname) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
+  // As the server counts: what a person sees ("👩🏽‍🚀" is one), not UTF-16 units as maxlength does (7 there).
+  if (!nickname || visibleLength(nickname) > NICKNAME_MAX) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
   if (!socket.send({ type: "join", nickname, more_time: $("more-time").checked })) showError(errorBox, gettext("Not connected yet — try again in a moment."));
 });
 

@@ -282,3 +282,47 @@ async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room
         await client.__aexit__()
     server.close()
     assert after - before <= 2, f"{after - before} more Redis connections for 15 joins"
+
+
+async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_player_still_is(room, settings, sockets):
+    """The host's actions come out of a host's budget (WS_HOST_RATE_BURST), not the players' (WS_RATE_BURST): a
+    round of ten questions stepped through as fast as the screen answers (31 steps) is never told to slow down,
+    while a player's connection is held to the players' budget as before."""
+    from tests.factories import SAMPLE
+
+    created = await room(questions=(SAMPLE * 4)[:10])
+    code = created.room.code
+    host = await sockets.open(Client(code))
+    await host.send(type="host", token=created.host_token)
+    await host.state(phase="lobby")
+    player, _ = await joined_client(sockets, code, "Ada")
+    steps = [("start", "lobby", -1)]
+    for index in range(10):
+        steps += [("close", "question", index), ("next", "reveal", index), ("next", "leaderboard", index)]
+    assert len(steps) > settings.WS_RATE_BURST
+    for kind, phase, index in steps:
+        await host.send(type=kind, phase=phase, index=index)
+        reply = await host.until(
+            lambda m, left=phase: m["type"] == "error" or (m["type"] == "state" and m["phase"] != left)
+        )
+        assert reply["type"] == "state", (kind, phase, index, reply)
+    assert reply["phase"] == "finished"
+    for _ in range(settings.WS_RATE_BURST):
+        await player.send(type="sync")
+    await player.send(type="sync")
+    assert (await player.error())["code"] == "rate_limited"
+
+
+def test_a_host_connection_spends_its_own_budget_and_a_flood_of_it_still_closes():
+    clock = FakeClock()
+    budget = ratelimit.ConnectionBudget(
+        messages=MessageBucket(per_minute=100, burst=2, flood=3, clock=clock),
+        pings=MessageBucket(per_minute=60, burst=1, flood=3, clock=clock),
+        host=MessageBucket(per_minute=300, burst=4, flood=3, clock=clock),
+    )
+    step = '{"type": "next", "phase": "reveal", "index": 0}'
+    assert [budget.check(step) for _ in range(3)] == [Verdict.ALLOW, Verdict.ALLOW, Verdict.DROP]
+    budget.as_host()  # the host's token shown: a full budget of its own, the players' left as it was
+    assert [budget.check(step) for _ in range(4)] == [Verdict.ALLOW] * 4
+    assert budget.check('{"type": "ping"}') is Verdict.ALLOW  # pings keep theirs
+    assert [budget.check(step) for _ in range(4)] == [Verdict.DROP] * 3 + [Verdict.CLOSE]

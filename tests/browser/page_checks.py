@@ -9,6 +9,8 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # background colours (the canvas is white) until one is opaque; the text's own alpha and every ancestor's
 # opacity dim the text. A background image cannot be measured and is reported as such.
 MEASURE = (Path(__file__).parent / "page_checks.js").read_text(encoding="utf-8")
+# Runs in the host's page: its boxes inside the screen, apart, holding their text, readable (host_layout.js).
+HOST_LAYOUT = (Path(__file__).parent / "host_layout.js").read_text(encoding="utf-8")
 
 
 def check_page(page, name: str, *, scrolls: bool = False) -> dict:
@@ -24,4 +26,17 @@ def check_page(page, name: str, *, scrolls: bool = False) -> dict:
     assert result["problems"] == [], f"{name}: {result['problems']} (see {path})"
     texts, lowest, controls = result["texts"], result["lowest"], result["controls"]
     print(f"{name}: {texts} texts, lowest contrast {lowest:.2f}:1, {controls} controls in view, {path}")
+    return result
+
+
+def check_host_layout(page, name: str, *, screenshots: Path | None = None) -> dict:
+    """The host screen's geometry (see host_layout.js); with `screenshots`, the page is kept there as NAME.png."""
+    page.wait_for_timeout(250)
+    if screenshots is not None:
+        screenshots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshots / f"{name}.png"))
+    result = page.evaluate(f"({HOST_LAYOUT})()")
+    assert result["measured"] > 3, result
+    assert result["problems"] == [], f"{name}: {result['problems']}"
+    print(f"{name}: bar {result['bar']} px, title {result['title']}, options {result['options']}")
     return result

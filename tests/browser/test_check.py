@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from tests.browser.page_checks import check_page
 from tests.fakes.fixtures import model_server  # noqa: F401
 from tests.quiz.test_checking import BLIND_CHOICES, ROUND_CSV
+from verifier.services import threshold_set
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -83,3 +84,43 @@ def test_the_check_button_shows_live_progress_then_each_verdict_in_the_editor(ch
     expect(page.locator("#question-2 .check-verdict")).to_have_count(0)
     expect(page.locator("#round-check-label")).to_have_text("checked: 1 not checked")
     assert script_errors == []
+
+
+@pytest.fixture
+def moved_checker(checker, transactional_db):
+    """The checker's server says it served another model than the pinned one, which has a lower stored bar."""
+    threshold_set(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    threshold_set(backend="systemone", model_id="jev-1.14.0-2025-06-30-rc1", value=0.5)
+    checker.script.served_model = "jev-1.14.0-2025-06-30-rc1"  # a long id: it must wrap, not overflow a phone
+    checker.script.latency = 0.0
+    return checker
+
+
+def test_a_checker_that_says_another_model_served_is_named_on_a_phone_in_each_language(
+    moved_checker, live_url, browser
+):
+    context = browser.new_context(viewport={"width": 360, "height": 780}, is_mobile=True)
+    page = context.new_page()
+    page.goto(f"{live_url}/rounds/import/")
+    page.get_by_label("Or paste CSV or JSON").fill(ROUND_CSV)
+    page.get_by_role("button", name="Import").click()
+    page.get_by_role("link", name="Edit it").click()
+    editor = page.url
+    page.get_by_role("button", name="Check my questions").click()
+    expect(page.locator('[data-field="status_label"]')).to_have_text("Done", timeout=20000)
+    words = {
+        "en": "The checker's model changed (pinned jev-1.13.0, served jev-1.14.0-2025-06-30-rc1)",
+        "de": "Das Modell des Prüfers hat sich geändert (festgelegt jev-1.13.0, geliefert jev-1.14.0-2025-06-30-rc1)",
+        "es": "El modelo del verificador cambió (fijado jev-1.13.0, servido jev-1.14.0-2025-06-30-rc1)",
+    }
+    for language, sentence in words.items():
+        context.add_cookies([{"name": "django_language", "value": language, "url": live_url}])
+        page.goto(editor)
+        notes = page.locator('.check-verdict [data-field="model_changed"]')
+        expect(notes).to_have_count(4)
+        for index in range(4):
+            expect(notes.nth(index)).to_contain_text(sentence)
+        # Doubtful at the pinned model's 0.95, not passed at the 0.5 the server's id has stored.
+        expect(page.locator('.check-verdict[data-verdict="doubtful"]')).to_have_count(4)
+        check_page(page, f"check-editor-model-changed-{language}", scrolls=True)
+    context.close()

@@ -52,3 +52,46 @@ def decoded_size(body: bytes, *, layers: int = 1, wbits: int = zlib.MAX_WBITS | 
                     produced.append(piece)
         pending = produced
     return total
+
+
+PDF_BOMB_PAGES = 400
+PDF_BOMB_DECODED_BYTES = 40 * 1024 * 1024
+# One line of a page's content: a line of text shown, the kind of operators a text extractor must walk.
+_PDF_LINE = b"BT /F1 12 Tf 72 712 Td (The kestrel hovers over the field.) Tj ET\n"
+
+
+def _pdf_lines(total: int):
+    piece = _PDF_LINE * (_STEP // len(_PDF_LINE))
+    for start in range(0, total, len(piece)):
+        yield piece[: min(len(piece), total - start)]
+
+
+@functools.cache
+def pdf_bomb(pages: int = PDF_BOMB_PAGES, decoded: int = PDF_BOMB_DECODED_BYTES) -> bytes:
+    """A PDF of `pages` pages that all share one Flate content stream of `decoded` bytes of text operators:
+    small on disk, and a text extractor that reads every page inflates the stream once a page."""
+    stream = _compress(_pdf_lines(decoded), wbits=zlib.MAX_WBITS)
+    kids = b" ".join(b"%d 0 R" % (5 + n) for n in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    page = (
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R "
+        b"/Resources << /Font << /F1 4 0 R >> >> >>"
+    )
+    objects += [page] * pages
+    out = [b"%PDF-1.4\n"]
+    size = len(out[0])
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(size)
+        chunk = b"%d 0 obj\n%s\nendobj\n" % (number, body)
+        out.append(chunk)
+        size += len(chunk)
+    xref = [b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)]
+    xref += [b"%010d 00000 n \n" % offset for offset in offsets]
+    trailer = b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, size)
+    return b"".join(out + xref + [trailer])

@@ -25,6 +25,8 @@ import contextlib
 import gzip
 import json
 import math
+import socket
+import struct
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -66,8 +68,13 @@ FAULTS = (
     "br_encoded",
     "gzip_small",
     "gzip_bomb_500",
+    # A well-formed JSON body nested DEEP_NESTING levels deep (past any recursive parser's limit).
+    "deep_nesting",
+    # The reply's headers and half its body, then the connection is reset (RST): a connection lost mid-body.
+    "reset_mid_body",
 )
 HUGE_BYTES = 2 * 1024 * 1024
+DEEP_NESTING = 100_000
 REASONS = {200: "OK", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 422: "Unprocessable"}
 
 
@@ -98,6 +105,8 @@ class Reply:
     trickle_delay: float | None = None
     # Close the connection without answering at all.
     close_without_reply: bool = False
+    # Announce the whole body, send half of it, then reset the connection (a lost connection, not a clean close).
+    reset_mid_body: bool = False
 
     @classmethod
     def json(cls, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> "Reply":
@@ -162,6 +171,32 @@ class Script:
     # The blind question answered by content, whatever order the options are shown in: per question (substring),
     # {option text: probability}; an option not named gets 0. Checked before `choices` (see choice_by_text).
     choice_texts: dict[str, dict[str, float]] = field(default_factory=dict)
+    # A checker that knows the answers: question text -> (the right option's text, the true explanation). A
+    # question found here is answered by content: the marked option and the explanation get `oracle_high` when
+    # they are the right ones and `oracle_low` when not, and the blind question names the right option.
+    oracle: dict[str, tuple[str, str]] = field(default_factory=dict)
+    oracle_high: float = 0.95
+    oracle_low: float = 0.05
+
+    def oracle_probability(self, text: str, check: str) -> float | None:
+        """What the oracle says about this check of the question in `text` (a document as JSON, or a chat prompt
+        holding one); None when the question is not the oracle's."""
+        document = _document_of(text)
+        if not isinstance(document, dict) or str(document.get("question", "")) not in self.oracle:
+            return None
+        right, explanation = self.oracle[str(document["question"])]
+        if "explanation_true" in check or "claim in the explanation" in check:
+            return self.oracle_high if str(document.get("explanation", "")) == explanation else self.oracle_low
+        options = document.get("options") if isinstance(document.get("options"), dict) else {}
+        letter = str(document.get("marked_correct_option", "")).split(".", 1)[0]
+        return self.oracle_high if options.get(letter) == right else self.oracle_low
+
+    def oracle_choice(self, text: str) -> dict[str, float] | None:
+        document = _document_of(text)
+        if not isinstance(document, dict) or str(document.get("question", "")) not in self.oracle:
+            return None
+        right = self.oracle[str(document["question"])][0]
+        return {right: self.oracle_high}
 
     def _match(self, table: dict[str, Any], text: str) -> Any:
         for needle, value in table.items():
@@ -195,6 +230,9 @@ class Script:
         -> option text) lets `choice_texts` answer by content, and `known` (the marked option's text) the
         unscripted default."""
         options = options or {}
+        oracle = self.oracle_choice(text)
+        if oracle is not None and options:
+            return {letter: float(oracle.get(option, 0.0)) for letter, option in options.items()}
         by_text = choice_by_text(self.choice_texts, text, options)
         if by_text is not None:
             return by_text
@@ -208,6 +246,8 @@ class Script:
         return {letter: (self.default_probability if letter == picked else rest) for letter in letters}
 
     def probability_for(self, text: str, check: str) -> float:
+        if self.oracle and (known := self.oracle_probability(text, check)) is not None:
+            return known
         value = self._match(self.probabilities, text)
         if value is None:
             return self.default_probability
@@ -217,6 +257,14 @@ class Script:
                 found = self._match(value, check)
             return self.default_probability if found is None else found
         return value
+
+
+def _document_of(text: str) -> Any:
+    """The question document in a System One request's document (JSON) or a chat prompt (a ```json block)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return document_in(text)
 
 
 def choice_by_text(table: dict[str, dict[str, float]], text: str, options: dict[str, str]) -> dict[str, float] | None:
@@ -430,7 +478,7 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         return False
     head = [f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, 'Status')}"]
     headers = {"content-type": reply.content_type, **reply.headers}
-    keep_open = not (reply.truncate or reply.trickle_delay)
+    keep_open = not (reply.truncate or reply.trickle_delay or reply.reset_mid_body)
     if reply.chunks is not None:
         headers["transfer-encoding"] = "chunked"
     else:
@@ -448,8 +496,12 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
             writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             await writer.drain()
         writer.write(b"0\r\n\r\n")
-    elif reply.truncate:
+    elif reply.truncate or reply.reset_mid_body:
         writer.write(reply.body[: len(reply.body) // 2])
+        if reply.reset_mid_body:
+            await writer.drain()
+            _reset(writer)
+            return False
     elif reply.trickle_delay:
         for index in range(len(reply.body)):
             if reader.at_eof():
@@ -463,6 +515,14 @@ async def _write_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         writer.write(reply.body)
     await writer.drain()
     return keep_open
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Drop the connection with a TCP reset (SO_LINGER 0), as a crashed server or a middlebox does."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
 
 
 def _with_latency(reply: Reply, latency: float) -> Reply:
@@ -484,6 +544,10 @@ def _generic_fault(fault: str, good: bytes, script: Script) -> Reply | None:
         return Reply(body=good, truncate=True)
     if fault == "close":
         return Reply(close_without_reply=True)
+    if fault == "reset_mid_body":
+        return Reply(body=good, reset_mid_body=True)
+    if fault == "deep_nesting":
+        return Reply(body=b"[" * DEEP_NESTING + b"]" * DEEP_NESTING)
     if fault == "trickle":
         return Reply(body=good, trickle_delay=script.trickle_delay)
     if fault == "gzip_gzip_bomb":
@@ -688,6 +752,7 @@ JUDGE_REPLIES = (
     "thought_out",  # no text at all: a reasoning model that spent every token thinking
     "no_json",  # prose only
     "refusal",  # an empty message with a refusal
+    "deep_nesting",  # the message text a JSON array nested DEEP_NESTING levels deep
 )
 
 
@@ -761,6 +826,8 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
         text = "I think the question is fine."
     elif style == "refusal":
         text, refusal = "", "I can't help with that."
+    elif style == "deep_nesting":
+        text = "[" * DEEP_NESTING + "]" * DEEP_NESTING
     completion_tokens = max(1, len(text) // 4) + (script.reasoning_tokens or 0)
     usage: dict[str, Any] = {
         "prompt_tokens": 50 + len(prompt) // 4,

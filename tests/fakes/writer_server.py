@@ -72,6 +72,9 @@ class WriterScript:
     served_model: str | None = None
     # A substring of the user prompt -> a hostile reply from WRITER_FAULTS (compressed, endless, ...).
     faults: dict[str, str] = field(default_factory=dict)
+    # A request carrying `stream_options` is refused with 400 naming it, as some older servers do; otherwise a
+    # stream that asks `include_usage` ends with a usage chunk, as OpenAI's does (prompt: characters / 4).
+    reject_stream_options: bool = False
 
     def fault_for(self, prompt: str) -> str | None:
         return next((fault for needle, fault in self.faults.items() if needle in prompt), None)
@@ -128,6 +131,8 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     refused = [keyword for keyword in script.reject_schema_keywords if f'"{keyword}"' in json.dumps(response_format)]
     if refused:
         return _error(400, f"Invalid schema for response_format 'quiz_round': '{refused[0]}' is not permitted.")
+    if script.reject_stream_options and "stream_options" in body:
+        return _error(400, "Unrecognized request argument supplied: stream_options")
     prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
     fault = script.fault_for(prompt)
     if fault is not None:
@@ -151,7 +156,13 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     base = {"id": f"chatcmpl-writer-{number}", "object": "chat.completion.chunk", "created": created}
     base["model"] = script.served_model or body["model"]
     step = max(1, script.chars_per_token)
-    chunks = sse_events(base, [content[i : i + step] for i in range(0, len(content), step)])
+    pieces = [content[i : i + step] for i in range(0, len(content), step)]
+    usage = None
+    if (body.get("stream_options") or {}).get("include_usage"):
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces)}
+        usage["total_tokens"] = prompt_tokens + len(pieces)
+    chunks = sse_events(base, pieces, usage=usage)
     delay = script.token_delay if turn.token_delay is None else turn.token_delay
     reply = Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")
     latency = script.latency if turn.latency is None else turn.latency
@@ -164,11 +175,15 @@ def _delta(base: dict[str, Any], delta: dict[str, Any], finish: str | None = Non
     return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
-def sse_events(base: dict[str, Any], pieces: list[str]) -> list[bytes]:
-    """A whole streamed completion: the role, one event per piece of content, the stop, [DONE]."""
+def sse_events(base: dict[str, Any], pieces: list[str], *, usage: dict[str, int] | None = None) -> list[bytes]:
+    """A whole streamed completion: the role, one event per piece of content, the stop, the usage when asked
+    (a chunk with no choices), [DONE]."""
     events = [_delta(base, {"role": "assistant"})]
     events += [_delta(base, {"content": piece}) for piece in pieces]
-    events += [_delta(base, {}, "stop"), b"data: [DONE]\n\n"]
+    events.append(_delta(base, {}, "stop"))
+    if usage is not None:
+        events.append(_sse({**base, "choices": [], "usage": usage}))
+    events.append(b"data: [DONE]\n\n")
     return events
 
 

@@ -1,14 +1,26 @@
 """The lobby's pages through Django's test client: create a game, join it, play, host, download the results."""
 
+import re
 import uuid
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.utils import translation
 
 from lobby import services
 from lobby.models import Room
 from quiz.models import Round
 from tests.support.communicator import Client
+
+
+@pytest.fixture(autouse=True)
+def _the_default_language_after_each_test():
+    """A request with a language cookie leaves that language active in this thread: the next test starts in
+    the default one."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,3 +117,63 @@ async def test_wrong_codes_asked_for_as_pages_use_up_the_guesses_of_a_join_over_
     async with Client(code, ip="198.51.100.8") as neighbour:  # another address is not held back
         await neighbour.send(type="join", nickname="Ann")
         assert (await neighbour.until(lambda m: m["type"] == "joined"))["player"]["nickname"] == "Ann"
+
+
+@pytest.mark.parametrize(
+    ("language", "finished"),
+    [("en", "This game has finished"), ("de", "Dieses Spiel ist zu Ende"), ("es", "Esta partida ha terminado")],
+)
+def test_a_finished_game_says_so_instead_of_showing_the_join_form(client, make_room, language, finished):
+    room = make_room().room
+    client.cookies["django_language"] = language
+    assert 'id="join-form"' in client.get(f"/play/{room.code}/").content.decode()
+    Room.objects.filter(pk=room.pk).update(phase="finished")
+    page = client.get(f"/play/{room.code}/").content.decode()
+    assert finished in page and 'id="join-form"' not in page and 'id="nickname"' not in page
+
+
+@pytest.mark.parametrize(
+    ("language", "join", "cohost"),
+    [
+        ("en", "QR code to join game", "QR code to co-host game"),
+        ("de", "QR-Code zum Beitreten zu Spiel", "QR-Code zum Mitmoderieren von Spiel"),
+        ("es", "Código QR para unirse a la partida", "Código QR para ser coanfitrión de la partida"),
+    ],
+)
+def test_the_qr_codes_title_is_in_the_pages_language(client, make_room, language, join, cohost):
+    """The QR code's <title> is its tooltip and what a screen reader says of it."""
+    created = make_room()
+    code = created.room.code
+    client.cookies["django_language"] = language
+    session = client.session
+    session["host_tokens"] = {code: created.host_token}
+    session.save()
+    host_page = client.get(f"/host/{code}/").content.decode()
+    assert f"<title>{join} {code}</title>" in host_page
+    assert f"<title>{cohost} {code}</title>" in client.get(f"/host/{code}/cohost/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("language", "first", "says"),
+    [
+        ("de", "Allgemeinwissen", ["(Fragen auf Deutsch)", "(Fragen auf Englisch)", "(Fragen auf Spanisch)"]),
+        ("es", "Cultura general", ["(preguntas en Español)", "(preguntas en Inglés)", "(preguntas en Alemán)"]),
+        ("en", "Arts and literature", ["(questions in English)", "(questions in German)", "(questions in Spanish)"]),
+    ],
+)
+def test_the_home_page_offers_the_packs_in_its_language_first_and_says_each_packs_language(
+    client, language, first, says
+):
+    from tests.factories import PackFactory
+
+    PackFactory(title="Arts and literature", language="en")
+    PackFactory(title="Allgemeinwissen", language="de")
+    PackFactory(title="Cultura general", language="es")
+    PackFactory(title="World geography", language="en")
+    client.cookies["django_language"] = language
+    page = client.get("/").content.decode()
+    titles = [m.split(">", 1)[1] for m in re.findall(r"<strong[^>]*>[^<]+(?=</strong>)", page)]
+    assert titles[0] == first, titles
+    assert re.search(rf'value="pack:\d+"\s+checked>\s*<strong lang="{language}">{first}<', page)
+    for text in says:
+        assert text in page

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import translation
 
 from lobby.services import room_create
 from quiz.checking import job_run
@@ -158,7 +159,8 @@ def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_rou
         assert "could not be reached" in block or "unavailable" in block
     round_.refresh_from_db()
     assert round_.check_status == CheckStatus.UNVERIFIED
-    assert round_.check_label == "checked: 4 unverified"
+    # The label says why: no connection (not "too slow", not "rejected").
+    assert round_.check_label == "checked: 4 not verified: checker unreachable"
     created = room_create(round_id=round_.pk, timer_seconds=20)
     assert created.room.question_count == 4
 
@@ -201,7 +203,10 @@ def test_the_button_needs_a_checker_and_the_round_of_the_session(writer, client,
 
 def import_round_no_checker(client: Client) -> Round:
     response = client.post("/rounds/import/", {"text": ROUND_CSV})
-    assert "Check these questions" not in response.content.decode()
+    page = response.content.decode()
+    # Without a checker the button is shown switched off, with why (not hidden, not live).
+    assert re.search(r'<button[^>]*id="check-questions"[^>]*\bdisabled\b[^>]*>Check these questions<', page)
+    assert "No checker is configured" in page
     return Round.objects.get(owner_key=client.session["owner_key"])
 
 
@@ -296,3 +301,55 @@ def test_the_check_label_counts_each_kind_in_the_readers_language():
         assert (
             check_note(mixed) == "comprobada: 2 dudosas mantenidas por el anfitrión, 1 sin verificar, 3 sin comprobar"
         )
+
+
+# A checker's server that says another model answered than the one pinned.
+MODEL_CHANGED_WORDS = {
+    "en": "The checker's model changed (pinned <code>jev-1.13.0</code>, served <code>jev-1.14.0</code>)",
+    "de": "Das Modell des Prüfers hat sich geändert (festgelegt <code>jev-1.13.0</code>, geliefert "
+    "<code>jev-1.14.0</code>)",
+    "es": "El modelo del verificador cambió (fijado <code>jev-1.13.0</code>, servido <code>jev-1.14.0</code>)",
+}
+QUEUE_WORDS = {
+    "en": "the checker&#x27;s model changed (pinned jev-1.13.0, served jev-1.14.0)",
+    "de": "das Modell des Prüfers hat sich geändert (festgelegt jev-1.13.0, geliefert jev-1.14.0)",
+    "es": "el modelo del verificador cambió (fijado jev-1.13.0, servido jev-1.14.0)",
+}
+
+
+def test_a_checker_that_says_another_model_served_cannot_lower_the_bar_and_the_host_and_reviewer_are_told(
+    gate_on, client, started_jobs, django_user_model
+):
+    from verifier.services import threshold_set
+
+    threshold_set(backend="systemone", model_id="jev-1.13.0", value=0.95)
+    threshold_set(backend="systemone", model_id="jev-1.14.0", value=0.5)
+    gate_on.script.served_model = "jev-1.14.0"
+    gate_on.script.default_probability = 0.9  # passes the served model's 0.5, not the pinned model's 0.95
+    round_ = import_round(client)
+    job = press_check(client, round_, started_jobs)
+    assert job.status == GenerationStatus.DONE, job.message
+    verdicts = list(Verdict.objects.filter(question__entries__round=round_))
+    assert {(v.outcome, v.threshold, v.reason, v.model_id) for v in verdicts} == {
+        ("dropped", 0.95, "model_changed", "jev-1.14.0")
+    }
+    # The host's editor and the check's own page say it, in the host's language.
+    for language, words in MODEL_CHANGED_WORDS.items():
+        for path in (f"/rounds/{round_.pk}/edit/", f"/rounds/generate/{job.pk}/"):
+            marks = verdict_blocks(client.get(path, HTTP_ACCEPT_LANGUAGE=language).content.decode())
+            assert [mark for mark, _ in marks] == ["doubtful"] * 4, (language, path)
+            assert all(words in block for _, block in marks), (language, path)
+    # Every question waits in the review queue, and the reviewer is told why.
+    reviewer = django_user_model.objects.create_superuser("reviewer", "r@example.com", "pw-for-tests-only")
+    staff = Client()
+    staff.force_login(reviewer)
+    question = verdicts[0].question
+    try:
+        for language, words in QUEUE_WORDS.items():
+            listing = staff.get("/admin/review/reviewitem/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+            assert listing.count(words) == 4, language
+            page = staff.get(f"/admin/review/reviewitem/{question.pk}/change/", HTTP_ACCEPT_LANGUAGE=language)
+            assert words in page.content.decode(), language
+    finally:
+        # A request leaves its language active in this thread; the next test's jobs speak the default again.
+        translation.deactivate()

@@ -3,7 +3,7 @@ import pytest
 from quiz.checks import check_generation_runner, check_writer_deadlines, check_writer_model
 from quiz.exceptions import QuizError
 from tests.quiz.generation import WRITER_MODEL
-from tests.support.model_ids import MOVING, PINNED
+from tests.support.model_ids import MOVING, PINNED, UNVERSIONED
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def test_a_moving_writer_model_is_refused(writer_configured, settings, model):
     assert check_writer_model() == []
 
 
-@pytest.mark.parametrize("model", PINNED)
+@pytest.mark.parametrize("model", PINNED + UNVERSIONED)
 def test_a_pinned_writer_model_is_accepted(writer_configured, settings, model):
     settings.QUIZ_WRITER_MODEL = model
     assert check_writer_model() == []

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from quiz.exceptions import QuizError
 from quiz.jobs import generation_cancel, generation_job_create, generation_run
@@ -47,15 +48,17 @@ def test_a_job_saves_a_playable_round_for_the_session(gate_on):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_drop_everything_job_saves_an_unverified_round_queued_for_review(gate_on):
+def test_a_drop_everything_job_saves_a_round_rejected_by_the_checker_queued_for_review(gate_on):
     gate_on.script.probabilities = {"DROPME": 0.1}
     gate_on.writer.make_question = dropping("all")
     job = generation_job_create(owner_key="k", count=3, topic="Birds")
     generation_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.UNVERIFIED
-    assert {mark for _, mark in generation_round_questions(job=job)} == {"unverified"}
-    assert "queued for review" in job.message
+    # The checker answered every one and said no: not "could not be verified".
+    assert job.status == GenerationStatus.DONE and job.round.check_status == CheckStatus.REJECTED
+    assert {mark for _, mark in generation_round_questions(job=job)} == {"rejected"}
+    assert job.round.check_label == "checked: all 3 questions were rejected by the checker"
+    assert "rejected all 15 questions" in job.message and "queued for review" in job.message
     assert Verdict.objects.filter(outcome="dropped").count() == 15
 
 
@@ -165,3 +168,55 @@ def test_the_hosts_page_counts_the_repeats_and_says_why_the_round_is_short(write
     assert job.message == message
     page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
     assert 'data-field="duplicates">1<' in page and message in page
+
+
+def _host_page_job(client, *, count: int, topic: str = "Birds"):
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=count, topic=topic)
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reply_whose_items_are_none_of_them_questions_tells_the_host_how_many_and_why(writer, settings, client):
+    # 30 items the schema calls for as objects, sent as strings: nothing to play, and the host is told why.
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.default = Turn(questions=[f"Question {n}: which bird hovers?" for n in range(1, 31)])
+    job = _host_page_job(client, count=10)
+    assert job.status == GenerationStatus.FAILED and job.round is None
+    assert job.invalid == 30
+    message = "The model's reply had 30 questions, none usable: a question must be an object. Try again."
+    assert job.message == message
+    assert generation_snapshot(job)["message"] == message
+    status = client.get(reverse("quiz:generate_status", args=[job.pk])).json()
+    assert status["job"]["message"] == message
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert message.replace("'", "&#x27;") in page and 'data-field="invalid">30<' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_replies_whose_items_all_break_the_schema_name_the_first_reasons(writer, settings, client):
+    one_option = [{"question": f"Q{n}?", "options": ["Only"], "correct_index": 0} for n in range(20)]
+    no_options = [{"question": f"R{n}?", "choices": ["A", "B"], "answer": 1} for n in range(10)]
+    writer.writer.default = Turn(questions=one_option + no_options)
+    job = _host_page_job(client, count=10)
+    assert job.status == GenerationStatus.FAILED and job.invalid == 90 and job.attempt == 3
+    message = (
+        "The model's 3 replies had 90 questions, none usable: a question needs 2 to 6 options, not 1; "
+        "options must be a list. Try again."
+    )
+    assert job.message == message
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert message.replace("'", "&#x27;") in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_none_usable_message_is_translated(writer, settings, client):
+    settings.QUIZ_MAX_ATTEMPTS = 1
+    writer.writer.default = Turn(questions=["not a question"] * 30)
+    with translation.override("de"):
+        job = _host_page_job(client, count=10)
+    assert job.message.startswith("Die Antwort des Modells hatte 30 Fragen, keine davon brauchbar:")

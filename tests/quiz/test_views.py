@@ -2,13 +2,24 @@ import json
 import re
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import translation
 
 from quiz.importing import CSV_COLUMNS, parse_csv
 from quiz.models import CheckStatus, Provenance, Question, Round
 from quiz.services import round_create_for_host
 from quiz.validation import QuestionData
+
+
+@pytest.fixture(autouse=True)
+def _the_default_language_after_each_test():
+    """A request with a language cookie leaves that language active in this thread: the next test starts in
+    the default one."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
 
 pytestmark = pytest.mark.django_db
 
@@ -288,3 +299,43 @@ def test_long_round_is_not_offered_in_the_editor(client):
     response = client.get(f"/rounds/{round_.pk}/edit/")
     assert response.status_code == 200
     assert "the editor handles up to 30" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("language", "account", "session"),
+    [
+        ("en", "belong to your account (mara)", "belong to this browser session only"),
+        ("de", "gehören deinem Konto (mara)", "Sign in"),
+        ("es", "pertenecen a tu cuenta (mara)", "Sign in"),
+    ],
+)
+def test_my_questions_says_whose_the_rounds_are_an_accounts_or_this_browsers(language, account, session):
+    from tests.factories import HostUserFactory
+
+    anonymous = Client()
+    anonymous.cookies["django_language"] = language
+    page = anonymous.get("/rounds/").content.decode()
+    assert account not in page and "mara" not in page
+    if language == "en":
+        assert session in page and "Sign in or create an account to keep them" in page
+    signed_in = Client()
+    signed_in.cookies["django_language"] = language
+    signed_in.force_login(HostUserFactory(username="mara"))
+    page = signed_in.get("/rounds/").content.decode()
+    assert account in page
+    assert "browser session" not in page and "Browsersitzung" not in page and "sesión del navegador" not in page
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+def test_without_a_checker_check_my_questions_is_shown_off_and_says_which_setting_turns_it_on(language, settings):
+    settings.VERIFIER_BACKEND = "off"
+    browser = Client()
+    browser.cookies["django_language"] = language
+    created = browser.post("/rounds/new/", editor_data("Mine", [block("Two and two?", ["3", "4"], 1)]))
+    assert created.status_code == 302
+    pk = Round.objects.get(title="Mine").pk
+    page = browser.get(f"/rounds/{pk}/edit/").content.decode()
+    button = re.search(r'<button[^>]*id="check-questions"[^>]*>', page)
+    assert button and "disabled" in button.group(0) and 'aria-describedby="checker-off"' in button.group(0)
+    assert re.search(r'id="checker-off">[^<]+<code>VERIFIER_BACKEND</code>', page)
+    assert f"/rounds/{pk}/check/" not in page  # nothing to post to

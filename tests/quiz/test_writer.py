@@ -4,6 +4,7 @@ import json
 import logging
 
 import pytest
+from django.utils import translation
 from jsonschema import Draft202012Validator
 
 from quiz.exceptions import InvalidQuestion
@@ -148,6 +149,21 @@ async def test_a_second_attempt_for_the_shortfall(gate_on):
     assert outcome.message.startswith("The checker removed 7")
 
 
+async def test_the_host_is_told_when_the_checkers_server_served_another_model(gate_on):
+    gate_on.script.served_model = "jev-1.14.0"
+    outcome = await write(4, gate=Gate(config=gate_config(), threshold=0.6, calibrated=False, thresholds={}))
+    assert outcome.kind == "full" and len(outcome.played) == 4
+    assert {c.decision.reason for c in outcome.played} == {"model_changed"}
+    assert outcome.message == (
+        "The checker's model changed (pinned jev-1.13.0, served jev-1.14.0): the stricter of the two models' "
+        "thresholds was applied."
+    )
+    # Written for a German host, the message is German.
+    with translation.override("de"):
+        german = await write(4, gate=Gate(config=gate_config(), threshold=0.6, calibrated=False, thresholds={}))
+    assert german.message.startswith("Das Modell des Prüfers hat sich geändert (festgelegt jev-1.13.0, geliefert")
+
+
 async def test_fewer_survivors_after_the_last_attempt_play_a_shorter_round(gate_on, settings):
     settings.QUIZ_MAX_ATTEMPTS = 2
     gate_on.script.probabilities = {"DROPME": 0.1}
@@ -174,9 +190,11 @@ async def test_drop_everything_plays_the_ungated_round_with_a_warning(gate_on, c
         outcome = await write(10)
     assert gate_on.asked() == [15, 15, 15]
     assert outcome.kind == "ungated" and len(outcome.played) == 10
-    assert outcome.check_status == CheckStatus.UNVERIFIED
-    assert set(outcome.marks.values()) == {"unverified"}
-    assert "unverified" in outcome.message
+    # The checker answered all 45 and said no to each: the round says "rejected", not "could not be verified".
+    assert outcome.check_status == CheckStatus.REJECTED
+    assert set(outcome.marks.values()) == {"rejected"}
+    assert outcome.check_counts["rejected"] == outcome.check_counts["total"] == 10
+    assert "The checker rejected all 45 questions" in outcome.message and "unverified" not in outcome.message
     assert any("dropped all 45 questions over 3 attempts" in r.getMessage() for r in caplog.records)
 
 
@@ -255,7 +273,8 @@ async def test_a_hanging_checker_adds_one_call_budget_and_the_next_round_makes_n
     assert outcome.progress.asked == 18 and outcome.kind == "full"
     # Unchecked, the round is done when the model has written it; checking adds at most one call budget.
     assert done <= written + 1.0 + ROUND_GRACE + 0.4
-    assert set(outcome.marks.values()) == {"unverified"}
+    # Too slow (timeouts), then paused by the breaker: never "unreachable", the server was up.
+    assert set(outcome.marks.values()) <= {"too_slow", "paused"} and "too_slow" in outcome.marks.values()
     assert {c.decision.reason for c in outcome.candidates} <= {"timeout", ROUND_BUDGET, UNAVAILABLE}
     calls = len(gate_on.requests_to("/v1/systemone"))
     assert configured_breaker_state().state == "open"
@@ -526,8 +545,9 @@ async def test_a_checker_that_answers_late_says_which_questions_are_unchecked(ga
     assert outcome.kind == "full"
     late = [c for c in outcome.played if c.decision.outcome == "unverified"]
     assert [c.data.text for c in late] == [good_question(0, 2)["question"]]
-    why = {
-        "timeout": "the checker could not be reached",
-        ROUND_BUDGET: "the checker did not answer within its time budget",
-    }
-    assert outcome.message == f"1 question is played unchecked because {why[late[0].decision.reason]}."
+    # A timeout is a slow checker, not an unreachable one: the server was up and answering.
+    assert late[0].decision.reason in ("timeout", ROUND_BUDGET)
+    assert outcome.message == (
+        "1 question is played unchecked because the checker was too slow: it did not answer within its time budget."
+    )
+    assert outcome.marks[late[0].key] == "too_slow"

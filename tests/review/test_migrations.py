@@ -126,7 +126,8 @@ def test_an_old_database_migrates_forward_with_every_row(old_database):
 def test_the_tables_keep_their_names():
     tables = set(connection.introspection.table_names())
     assert {"verifier_review", "verifier_flag", "verifier_premisegroup", "verifier_premisemember"} <= tables
-    assert not any(table.startswith("review_") for table in tables)
+    # No moved model got a new table: the only review_ table is the one the review app made itself afterwards.
+    assert {table for table in tables if table.startswith("review_")} == {"review_checkerevalrun"}
     assert [model._meta.db_table for model in (Review, Flag, PremiseGroup, PremiseMember)] == [
         "verifier_review",
         "verifier_flag",

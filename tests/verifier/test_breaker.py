@@ -61,6 +61,7 @@ def fail(breaker: Breaker, times: int, failure: GateFailure = TIMEOUT) -> None:
         (GateFailure("connection_refused", ""), True),
         (GateFailure("connect_error", ""), True),
         (GateFailure("connection_closed", ""), True),
+        (GateFailure("truncated_body", ""), True),
         (status_failure(500), True),
         (status_failure(503), True),
         (status_failure(429), True),

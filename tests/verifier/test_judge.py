@@ -55,14 +55,14 @@ async def test_clean_report_is_scored_with_claims_and_fix(judge):
         "reasoning_tokens": 412,
         "format": "json_schema",
     }
-    # One report call and the blind question in two orders, no logprobs asked, room for a reasoning model's
-    # thinking.
+    # One report call and the blind question in two orders, no logprobs asked, room for a report (the judge's
+    # model is no reasoning model: 512 tokens, not 4096).
     assert decision.details["calls"] == 3
     assert len(judge.blind_requests(CHAT)) == 2
     (request,) = _report_requests(judge)
     body = request.json()
     assert "logprobs" not in body and "max_tokens" not in body
-    assert body["max_completion_tokens"] == 4096
+    assert body["max_completion_tokens"] == 512
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["required"] == [
@@ -127,7 +127,7 @@ async def test_report_found_and_scored(judge, style):
         ("eleven", "probability_out_of_range", "11 is outside [0, 1]"),
         ("string", "probability_is_text", "'0.9' is text"),
         ("nan", "probability_not_finite", "nan"),
-        ("truncated", "truncated_report", "completion limit (4096 tokens"),
+        ("truncated", "truncated_report", "completion limit (512 tokens"),
         ("no_json", "unparsable_report", "no JSON object"),
         ("refusal", "judge_refused", "I can't help with that."),
     ],
@@ -159,6 +159,35 @@ async def test_reasoning_model_out_of_tokens_says_how_many_it_thought(judge, set
     assert _report_requests(judge)[0].json()["max_completion_tokens"] == 900
 
 
+@pytest.mark.parametrize(
+    ("model", "reasoning", "expected"),
+    [
+        ("judge-7b-2025-03", "auto", 512),
+        ("qwen2.5-coder-0.5b-instruct-q4", "auto", 512),
+        ("o3-mini-2025-01-31", "auto", 4096),
+        ("deepseek-r1-distill-qwen-7b", "auto", 4096),
+        ("qwen3-8b-thinking-2507", "auto", 4096),
+        ("gpt-5-mini-2025-08-07", "auto", 4096),
+        ("judge-7b-2025-03", "true", 4096),
+        ("o3-mini-2025-01-31", "false", 512),
+    ],
+)
+async def test_the_report_limit_fits_a_report_unless_the_judge_is_a_reasoning_model(
+    judge, settings, model, reasoning, expected
+):
+    settings.VERIFIER_MODEL = model
+    settings.VERIFIER_JUDGE_REASONING = reasoning
+    await _gate().check(item(1))
+    assert _report_requests(judge)[0].json()["max_completion_tokens"] == expected
+
+
+async def test_a_set_report_limit_is_kept(judge, settings):
+    settings.VERIFIER_MODEL = "o3-mini-2025-01-31"
+    settings.VERIFIER_JUDGE_MAX_TOKENS = 700
+    await _gate().check(item(1))
+    assert _report_requests(judge)[0].json()["max_completion_tokens"] == 700
+
+
 async def test_slow_judge_is_cut_at_the_deadline(judge, settings):
     # The baseline, in the same test: a clean check on this machine now (under the roomy judge deadline).
     clean, baseline = await timed(lambda: _gate().check(item(2)))
@@ -187,7 +216,7 @@ async def test_format_falls_back_when_the_server_refuses_it(judge, refused, form
         second = await gate.check(item(2))
     assert first.outcome == "passed" and first.details["judge"]["format"] == format_used
     assert len(_of(_report_requests(judge), "Question number 1")) == report_calls
-    # The two blind calls go out with the report's, so they too step down the ladder; every call is counted.
+    # The two blind calls wait in their slots for the report's call to learn the format; every call is counted.
     assert first.details["calls"] == len(_of(judge.requests_to(CHAT), "Question number 1"))
     assert first.details["calls"] >= report_calls + 2
     assert [answer["format"] for answer in first.details["blind"]["orders"]] == [format_used] * 2
@@ -269,7 +298,7 @@ async def test_blind_with_a_bad_probability_is_missing_not_fatal(judge):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_thresholds_are_per_served_model(judge):
+def test_thresholds_are_per_model_and_a_served_one_never_lowers_the_pinned_bar(judge):
     threshold_set(backend="judge", model_id="judge-7b-2025-03", value=0.75)
     threshold_set(backend="judge", model_id="judge-7b-2025-06", value=0.5)
     judge.script.probabilities = {"Question number": 0.7}
@@ -281,10 +310,16 @@ def test_thresholds_are_per_served_model(judge):
 
     decision = async_to_sync(check)()
     assert (decision.outcome, decision.threshold, decision.calibrated) == ("dropped", 0.75, True)
+    # A server that says it served another model never lowers the bar: the pinned model's 0.75 still holds.
     judge.script.served_model = "judge-7b-2025-06"
     gate = Gate.from_settings()
     decision = async_to_sync(check)()
-    assert (decision.outcome, decision.model_id, decision.threshold) == ("passed", "judge-7b-2025-06", 0.5)
+    assert (decision.outcome, decision.model_id, decision.threshold, decision.reason) == (
+        "dropped",
+        "judge-7b-2025-06",
+        0.75,
+        "model_changed",
+    )
 
 
 def test_report_object_reads_fences_prose_and_refuses_lists():

@@ -78,6 +78,30 @@ async def test_no_logprobs_fails_open_loudly(llm, caplog):
     assert any(r.levelname == "WARNING" and "no_logprobs" in r.getMessage() for r in caplog.records)
 
 
+async def test_a_server_without_logprobs_is_not_asked_again_for_the_rest_of_the_round(llm, settings):
+    settings.VERIFIER_CONCURRENCY = 1  # one call at a time: the first one's answer is heard before the next goes
+    llm.script.fault = "no_logprobs"
+    async with Gate.from_settings(threshold=0.6) as gate:
+        decisions = await gate.check_all([item(n) for n in range(1, 6)])
+    assert {(d.outcome, d.reason) for d in decisions} == {("unverified", "no_logprobs")}
+    # Five questions, four calls each (two checks, the blind question in two orders): one call in all.
+    assert len(llm.requests_to("/v1/chat/completions")) == 1
+    assert any("not asked again" in d.message for d in decisions)
+    # The next round asks again: the server may have been fixed meanwhile.
+    async with Gate.from_settings(threshold=0.6) as gate:
+        await gate.check(item(1))
+    assert len(llm.requests_to("/v1/chat/completions")) == 2
+
+
+async def test_with_calls_in_flight_a_server_without_logprobs_costs_one_round_of_calls(llm, settings):
+    settings.VERIFIER_CONCURRENCY = 4
+    llm.script.fault = "no_logprobs"
+    async with Gate.from_settings(threshold=0.6) as gate:
+        await gate.check_all([item(n) for n in range(1, 11)])
+    # Ten questions would be forty calls; only those already sent when the first answer came back go out.
+    assert len(llm.requests_to("/v1/chat/completions")) <= 4
+
+
 async def test_neither_yes_nor_no_fails_open(llm):
     llm.script.top_logprobs = [("Maybe", math.log(0.6)), ("The", math.log(0.3))]
     decision = await Gate.from_settings(threshold=0.6).check(item(1))

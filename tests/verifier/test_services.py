@@ -143,9 +143,8 @@ def fresh_mismatch_log():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_moved_server_is_judged_by_its_own_threshold_and_filed_under_its_own_id(
-    systemone, caplog, fresh_mismatch_log
-):
+def test_a_served_model_calibrated_lower_never_lowers_the_pinned_bar(systemone, caplog, fresh_mismatch_log):
+    # A server that says it served jev-1.14.0 (stored 0.5) when jev-1.13.0 (stored 0.95) is pinned: the pinned bar.
     ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.95)
     ThresholdFactory(backend="systemone", model_id="jev-1.14.0", value=0.5)
     systemone.script.served_model = "jev-1.14.0"
@@ -153,26 +152,48 @@ def test_a_moved_server_is_judged_by_its_own_threshold_and_filed_under_its_own_i
     with caplog.at_level(logging.WARNING, logger="verifier"):
         decisions = _run_round()
         _run_round()
-    assert [(d.outcome, d.model_id, d.requested_model_id, d.threshold, d.calibrated) for d in decisions] == [
-        ("passed", "jev-1.14.0", "jev-1.13.0", 0.5, True)
+    assert [(d.outcome, d.model_id, d.requested_model_id, d.threshold, d.calibrated, d.reason) for d in decisions] == [
+        ("dropped", "jev-1.14.0", "jev-1.13.0", 0.95, False, "model_changed")
     ] * 2
     verdict = verdict_record(question_id=_question().pk, decision=decisions[0])
     verdict.refresh_from_db()
-    assert (verdict.model_id, verdict.requested_model_id, verdict.threshold) == ("jev-1.14.0", "jev-1.13.0", 0.5)
+    assert (verdict.model_id, verdict.requested_model_id, verdict.threshold, verdict.reason) == (
+        "jev-1.14.0",
+        "jev-1.13.0",
+        0.95,
+        "model_changed",
+    )
     assert verdict.model_mismatch
     mismatches = [r for r in caplog.records if "served 'jev-1.14.0'" in r.getMessage()]
     assert len(mismatches) == 1 and mismatches[0].levelno == logging.WARNING
+    assert "stricter" in mismatches[0].getMessage()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_served_model_nobody_calibrated_gets_the_default_uncalibrated(systemone, fresh_mismatch_log):
+def test_a_served_model_nobody_calibrated_gets_the_pinned_bar_not_the_default(systemone, fresh_mismatch_log):
     ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.95)
     systemone.script.served_model = "jev-2.0.0"
     systemone.script.default_probability = 0.9
     decisions = _run_round(1)
-    assert [(d.outcome, d.model_id, d.threshold, d.calibrated) for d in decisions] == [
-        ("passed", "jev-2.0.0", 0.6, False)
+    assert [(d.outcome, d.model_id, d.threshold, d.calibrated, d.reason) for d in decisions] == [
+        ("dropped", "jev-2.0.0", 0.95, False, "model_changed")
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_served_model_calibrated_stricter_is_judged_by_its_own_bar(systemone, fresh_mismatch_log):
+    ThresholdFactory(backend="systemone", model_id="jev-1.13.0", value=0.6)
+    ThresholdFactory(backend="systemone", model_id="jev-1.14.0", value=0.92)
+    systemone.script.served_model = "jev-1.14.0"
+    systemone.script.default_probability = 0.9
+    decisions = _run_round(1)
+    assert [(d.outcome, d.threshold, d.calibrated, d.reason) for d in decisions] == [
+        ("dropped", 0.92, True, "model_changed")
+    ]
+    # The same answers from the pinned model pass at its own bar, with no reason.
+    systemone.script.served_model = None
+    decisions = _run_round(1)
+    assert [(d.outcome, d.threshold, d.calibrated, d.reason) for d in decisions] == [("passed", 0.6, True, "")]
 
 
 @pytest.mark.django_db(transaction=True)

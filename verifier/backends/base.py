@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core import metrics
 from verifier import policy
 
 
@@ -71,7 +72,10 @@ class CallBudget:
         timeout: float,
         guard: CallGuard | None = None,
         past_deadline: Callable[[], bool] | None = None,
+        backend: str = "",
     ) -> None:
+        # The backend's name, for the calls counted in the metrics (core/metrics.py).
+        self.backend = backend
         self.timeout = timeout
         self.concurrency = concurrency
         self.guard = guard
@@ -91,6 +95,7 @@ class CallBudget:
                     permit = await self.guard.admit()
                 except GateFailure:
                     self.refused += 1
+                    metrics.gate_call_ended(backend=self.backend, result="breaker_open")
                     raise
             self.calls += 1
             self.in_flight += 1
@@ -115,6 +120,9 @@ class CallBudget:
                 raise
             finally:
                 self.in_flight -= 1
+                metrics.gate_call_ended(
+                    backend=self.backend, result="abandoned" if not ended else (ended[0].reason if ended[0] else "ok")
+                )
                 if self.guard is not None:
                     await (self.guard.ended(permit, ended[0]) if ended else self.guard.abandoned(permit))
 
@@ -193,6 +201,9 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise GateFailure("bad_json", f"body is not JSON ({len(raw)} bytes)") from exc
+    except RecursionError as exc:
+        # A few hundred KiB of "[" outnest the parser's stack: a bad reply like any other, not the gate's fault.
+        raise GateFailure("bad_json", f"body is nested too deeply to read ({len(raw)} bytes)") from exc
     if not isinstance(payload, dict):
         raise GateFailure("bad_json", "body is not a JSON object")
     return payload

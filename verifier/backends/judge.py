@@ -4,7 +4,9 @@ One call per question asks for a JSON report: a probability for each check (the 
 four), the claims the judge finds false or unsupported, a one-sentence suggested fix and the option it would mark.
 The blind question is one more call, answered with one letter and a probability. Each call asks for the reply
 with a JSON schema first; a server that refuses that (HTTP 400/422) is asked for a JSON object, then for plain
-text, and the backend remembers for the rest of the round what the server took. Whatever comes back is parsed
+text, and the backend remembers for the rest of the round what the server took. Until the server has answered
+once, one call at a time walks that ladder and the others wait for it in their slots (within their own deadlines),
+so a server that refuses every format costs the ladder once per round, not once per call. Whatever comes back is parsed
 defensively (the whole text, a code fence, the outermost object) and every field is checked: a probability
 that is missing, text, not finite or outside [0, 1] fails the question open with its own reason; lists and
 strings are cut to size.
@@ -15,6 +17,7 @@ reply cut at the limit before the report closed fails open as `truncated_report`
 server reported.
 """
 
+import asyncio
 import json
 import math
 import re
@@ -143,7 +146,7 @@ def blind_schema(*, letters: tuple[str, ...]) -> dict[str, Any]:
 def _as_object(text: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's stack
         return None
     return value if isinstance(value, dict) else None
 
@@ -167,7 +170,7 @@ def report_object(content: str) -> dict[str, Any] | None:
             break
         try:
             value, _end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
             return value
@@ -274,6 +277,12 @@ class JudgeBackend:
         # What this server took, learnt from its refusals (for the rest of the round).
         self._format_index = 0
         self._send_temperature = True
+        # Until the server has answered one call with anything but a refusal of its options, one call at a time
+        # (the learner) goes out: the others wait in their slots, within their own deadlines, and are sent as it
+        # learnt, instead of each walking the ladder.
+        self._learnt = False
+        self._learner_out = False
+        self._learner_done = asyncio.Event()
 
     def _openai(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -286,9 +295,9 @@ class JudgeBackend:
         if not self.config.model_id:
             raise GateFailure("not_configured", "VERIFIER_MODEL is required")
 
-    def _options(self, fmt: str, *, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def _options(self, fmt: str, *, name: str, schema: dict[str, Any], temperature: bool) -> dict[str, Any]:
         options: dict[str, Any] = {"max_completion_tokens": self.config.judge_max_tokens}
-        if self._send_temperature:
+        if temperature:
             options["temperature"] = 0
         if fmt == "json_schema":
             options["response_format"] = {
@@ -299,27 +308,67 @@ class JudgeBackend:
             options["response_format"] = {"type": "json_object"}
         return options
 
-    async def _post(self, *, messages: list[dict[str, str]], options: dict[str, Any], budget: CallBudget) -> bytes:
+    async def _post(
+        self, *, messages: list[dict[str, str]], name: str, schema: dict[str, Any], budget: CallBudget
+    ) -> tuple[bytes, str]:
+        """(raw body, the format asked in). The options are chosen once the call has its slot (and the learner,
+        if one is out, has come back), so a call that waited is sent with what the calls before it learnt."""
         reading_body = False
         async with budget.call():
+            while not self._learnt and self._learner_out:
+                await self._learner_done.wait()
+            learner = not self._learnt
+            if learner:
+                self._learner_out = True
+            index, sent_temperature = self._format_index, self._send_temperature
+            fmt = FORMATS[index]
+            refused_options = False
             try:
                 async with self._openai().chat.completions.with_streaming_response.create(
-                    model=self.config.model_id, messages=messages, **options
+                    model=self.config.model_id,
+                    messages=messages,
+                    **self._options(fmt, name=name, schema=schema, temperature=sent_temperature),
                 ) as response:
                     reading_body = True
-                    return await read_capped(
+                    raw = await read_capped(
                         response.http_response.aiter_raw(),
                         cap=self.config.max_body_bytes,
                         declared_length=response.headers.get("content-length"),
                     )
+                    return raw, fmt
             except ReplyRefused as exc:
                 raise GateFailure(exc.reason, exc.message) from exc
             except openai.APIStatusError as exc:
                 if exc.status_code in (400, 422):
-                    raise _OptionsRefused(exc.status_code, str(exc.message or "")) from exc
+                    refused_options = True
+                    refused = _OptionsRefused(exc.status_code, str(exc.message or ""))
+                    refused.format_index, refused.sent_temperature = index, sent_temperature
+                    raise refused from exc
                 raise status_failure(exc.status_code) from exc
             except (openai.APIError, httpx2.HTTPError) as exc:
                 raise transport_failure(exc, reading_body=reading_body) from exc
+            except asyncio.CancelledError:
+                refused_options = True  # cut before it said anything: the next call learns instead
+                raise
+            finally:
+                if learner:
+                    # An answer, or a failure that says nothing about the options (a timeout, an outage, a bad
+                    # reply): the server takes these options as far as anyone can tell, so the rest go out at once.
+                    self._learnt = not refused_options
+                    self._learner_out = False
+                    done, self._learner_done = self._learner_done, asyncio.Event()
+                    done.set()
+
+    def _step_down(self, refused: "_OptionsRefused") -> None:
+        """Learn from a refusal what the server does not take; raise when nothing is left to drop."""
+        if refused.sent_temperature and "temperature" in refused.refusal.lower():
+            # Some reasoning models take only their default temperature.
+            self._send_temperature = False
+        elif refused.format_index + 1 < len(FORMATS):
+            # max: a call refused for a format the round has already stepped past is simply asked again.
+            self._format_index = max(self._format_index, refused.format_index + 1)
+        else:
+            raise GateFailure("http_status", refused.message, status=refused.status) from refused
 
     async def _complete(
         self, *, messages: list[dict[str, str]], name: str, schema: dict[str, Any], budget: CallBudget
@@ -327,24 +376,11 @@ class JudgeBackend:
         """(chat completion, the format it was asked in, calls made): down the format ladder on each refusal."""
         calls = 0
         while True:
-            index = self._format_index
-            fmt = FORMATS[index]
-            # What this request carried: the round's other calls run at the same time, and two refused for the
-            # same temperature must not step the format ladder too (the second would find it already dropped).
-            sent_temperature = self._send_temperature
             calls += 1
             try:
-                raw = await self._post(
-                    messages=messages, options=self._options(fmt, name=name, schema=schema), budget=budget
-                )
+                raw, fmt = await self._post(messages=messages, name=name, schema=schema, budget=budget)
             except _OptionsRefused as refused:
-                if sent_temperature and "temperature" in refused.refusal.lower():
-                    # Some reasoning models take only their default temperature.
-                    self._send_temperature = False
-                elif index + 1 < len(FORMATS):
-                    self._format_index = max(self._format_index, index + 1)
-                else:
-                    raise GateFailure("http_status", refused.message, status=refused.status) from refused
+                self._step_down(refused)
                 continue
             return parse_json_object(raw), fmt, calls
 
@@ -429,8 +465,11 @@ def letter_spread(letter: str, stated: float, letters: tuple[str, ...]) -> dict[
 class _OptionsRefused(GateFailure):
     """The server refused the request's options (HTTP 400/422): a format or a parameter it does not take.
 
-    A GateFailure, so the call budget's guard hears that the server answered (a refusal is not an outage)."""
+    A GateFailure, so the call budget's guard hears that the server answered (a refusal is not an outage).
+    It carries what the refused request was sent with (the round's other calls may have learnt more since)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__("http_status", f"HTTP {status}: {message[:200]}", status=status)
         self.refusal = message
+        self.format_index = 0
+        self.sent_temperature = True

@@ -156,6 +156,17 @@ class LlmBackend:
         self.config = config
         self.model_id = config.model_id
         self._client: openai.AsyncOpenAI | None = None
+        # Set when the server answered without logprobs: this backend cannot score without them, so for the rest
+        # of the round (one backend per round) no call goes out; each check fails `no_logprobs` at once.
+        self._no_logprobs: GateFailure | None = None
+
+    def _known_without_logprobs(self) -> None:
+        if self._no_logprobs is not None:
+            raise GateFailure(
+                "no_logprobs",
+                "the server returned no logprobs earlier in this round, so it was not asked again; this backend "
+                "cannot score without them (try the judge backend)",
+            )
 
     def _openai(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -164,7 +175,10 @@ class LlmBackend:
 
     async def _complete(self, *, messages: list[dict[str, str]], budget: CallBudget) -> dict[str, Any]:
         reading_body = False
+        self._known_without_logprobs()
         async with budget.call():
+            # Again once a slot is free: another call may have found out meanwhile.
+            self._known_without_logprobs()
             try:
                 async with self._openai().chat.completions.with_streaming_response.create(
                     model=self.config.model_id,
@@ -187,7 +201,16 @@ class LlmBackend:
                 raise status_failure(exc.status_code) from exc
             except (openai.APIError, httpx2.HTTPError) as exc:
                 raise transport_failure(exc, reading_body=reading_body) from exc
+            # Noted before the slot is freed, so a call waiting for it hears of it and does not go out.
+            self._note_logprobs(raw)
         return parse_json_object(raw)
+
+    def _note_logprobs(self, raw: bytes) -> None:
+        try:
+            _first_token_candidates(parse_json_object(raw))
+        except GateFailure as failure:
+            if failure.reason == "no_logprobs":
+                self._no_logprobs = failure
 
     async def _ask_one(self, *, document: Mapping[str, Any], check: str, budget: CallBudget) -> dict[str, Any]:
         payload = await self._complete(messages=yes_no_messages(document=document, check=check), budget=budget)

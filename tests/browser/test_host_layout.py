@@ -1,0 +1,170 @@
+"""The host's screen holds its layout in every language: each phase (lobby, question, reveal, leaderboard, podium;
+the extra-time panel folded and open) in English, German and Spanish at 1366x768 and 1920x1080, measured box by
+box (tests/browser/host_layout.js). And what a room reads from it: no name of a full lobby vanishes, the first
+leaderboard shows no false drops, the podium's points are in the page's language, the reveal's explanation and
+source are at least 3 % of the screen's height. Screenshots go to $TMPDIR/quizgate-host-layout/."""
+
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from playwright.sync_api import expect
+
+from lobby import services
+from lobby.tokens import HOST_TOKENS, host_token
+from quiz.models import Round
+from quiz.validation import QuestionData
+from tests.browser.page_checks import check_host_layout
+from tests.factories import RoomFactory, RoundFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = Path(tempfile.gettempdir()) / "quizgate-host-layout"
+SIZES = [(1366, 768), (1920, 1080)]
+QUESTIONS = [
+    QuestionData(
+        text="Which of these rivers flows through the most countries on its way from its source to the sea?",
+        options=(
+            "The Danube, through ten countries",
+            "The Nile, through eleven countries",
+            "The Amazon, through three countries",
+            "The Rhine, through six countries",
+        ),
+        correct_index=0,
+        explanation="The Danube flows through or along ten countries, more than any other river in the world: "
+        "Germany, Austria, Slovakia, Hungary, Croatia, Serbia, Romania, Bulgaria, Moldova and Ukraine.",
+        source="Encyclopaedia Britannica, “Danube River” (2024 edition), geography section",
+    ),
+    QuestionData(
+        text="How many bones does an adult human skeleton usually have?",
+        options=("206", "212", "187", "300"),
+        correct_index=0,
+        explanation="A newborn has about 300 bones; many fuse while growing, leaving 206 in an adult.",
+        source="Gray's Anatomy, 42nd edition",
+    ),
+]
+# Twenty players, the room's most, one with a name of the longest kind a person may choose.
+NICKNAMES = ["Bartholomew-Jonesson", *[f"Player {n}" for n in range(2, 21)]]
+POINTS = {"en": "points", "de": "Punkte", "es": "puntos"}
+
+
+def _off_the_loop(call):
+    """Playwright's sync API runs an event loop in this thread; the game's services run in another."""
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("value", call()))
+    thread.start()
+    thread.join()
+    return result.get("value")
+
+
+def _hosted_room():
+    # The longest check label a round shows ("checked: 2 doubtful kept by the host, 1 unverified, 3 not checked").
+    round_ = RoundFactory(title="Quiz night: rivers, bones and the rest", questions=QUESTIONS)
+    Round.objects.filter(pk=round_.pk).update(
+        check_status="doubtful_kept", check_counts={"total": 11, "doubtful": 2, "unverified": 1, "unchecked": 3}
+    )
+    room = RoomFactory(round=Round.objects.get(pk=round_.pk), timer_seconds=120)
+    session = SessionStore()
+    session[HOST_TOKENS] = {room.code: host_token(room_code=room.code)}
+    session.create()
+    return room, session
+
+
+def _host_page(browser, live_url, language):
+    room, session = _off_the_loop(_hosted_room)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale=language)
+    host = live_url.split("//")[1].split(":")[0]
+    context.add_cookies(
+        [
+            {"name": "sessionid", "value": session.session_key, "domain": host, "path": "/"},
+            {"name": "django_language", "value": language, "domain": host, "path": "/"},
+        ]
+    )
+    return room, context.new_page()
+
+
+def _each_size(page, name, check=None):
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        check_host_layout(page, f"{name}-{width}x{height}", screenshots=SHOTS)
+        if check:
+            check(width, height)
+
+
+def _with_panel_folded_and_open(page, name, check=None):
+    _each_size(page, name, check)
+    page.locator("#time-panel summary").click()
+    expect(page.locator("#time-list li").first).to_be_visible()
+    _each_size(page, f"{name}-panel-open", check)
+    page.locator("#time-panel summary").click()
+    expect(page.locator("#time-list")).to_be_hidden()
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+def test_every_host_phase_holds_its_layout_in_three_languages_and_two_sizes(live_url, browser, language):
+    room, page = _host_page(browser, live_url, language)
+    players = [_off_the_loop(lambda n=n: services.player_join(code=room.code, nickname=n).player) for n in NICKNAMES]
+    _off_the_loop(lambda: services.player_time_set(room_id=room.pk, player_id=players[1].pk, time_percent=150))
+    page.goto(f"{live_url}/host/{room.code}/")
+    expect(page.locator("#player-count")).to_contain_text("20")
+
+    def every_name_drawn_or_counted(width, height):
+        chips = page.locator("#player-list li")
+        drawn = [chip for chip in chips.all() if chip.is_visible()]
+        list_box = page.locator("#player-list").bounding_box()
+        for chip in drawn:
+            box = chip.bounding_box()
+            assert box["y"] + box["height"] <= list_box["y"] + list_box["height"] + 0.5, chip.text_content()
+        more = page.locator("#player-more")
+        counted = int(re.search(r"\d+", more.text_content()).group()) if more.is_visible() else 0
+        assert len(drawn) + counted == len(NICKNAMES), (width, height, len(drawn), counted)
+        # The first to arrive is never the one pushed out unseen.
+        assert counted or page.locator("#player-list li", has_text=NICKNAMES[0]).is_visible()
+
+    _each_size(page, f"{language}-lobby", every_name_drawn_or_counted)
+
+    page.locator("#start-btn").click()
+    expect(page.locator("#q-text")).to_have_text(QUESTIONS[0].text)
+    _with_panel_folded_and_open(page, f"{language}-question")
+    for n, player in enumerate(players[:12]):  # two right: the first leaderboard has players at rank 3 in it
+        _off_the_loop(
+            lambda p=player, o=int(n >= 2): services.answer_submit(player_id=p.pk, question_index=0, option=o)
+        )
+
+    page.locator("#close-btn").click()
+    expect(page.locator("#r-explanation")).to_have_text(QUESTIONS[0].explanation)
+
+    def notes_readable_from_the_back(width, height):
+        for note in ("#r-explanation", "#r-source"):
+            size = page.locator(note).evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
+            assert size >= 0.03 * height - 0.05, (note, size, height)
+
+    _with_panel_folded_and_open(page, f"{language}-reveal", notes_readable_from_the_back)
+
+    page.locator("#to-leaderboard-btn").click()
+    expect(page.locator("#leaderboard li").first).to_be_visible()
+
+    def no_false_drops(width, height):
+        # Everyone started tied: the first leaderboard has no ranking to have dropped from.
+        assert page.locator("#leaderboard .rank", has_text="3.").count() > 0
+        assert page.locator("#leaderboard .move.down").count() == 0
+        assert "▼" not in page.locator("#leaderboard").inner_text()
+
+    _with_panel_folded_and_open(page, f"{language}-leaderboard", no_false_drops)
+
+    page.locator("#next-btn").click()
+    expect(page.locator("#q-text")).to_have_text(QUESTIONS[1].text)
+    page.locator("#close-btn").click()
+    expect(page.locator("#r-explanation")).to_have_text(QUESTIONS[1].explanation)
+    page.locator("#to-leaderboard-btn").click()
+    page.locator("#next-btn").click()
+    expect(page.locator("#podium li").first).to_be_visible()
+
+    def points_in_the_pages_language(width, height):
+        scores = page.locator("#podium .score").all_inner_texts()
+        assert scores and all(POINTS[language] in text and "pts" not in text for text in scores), scores
+
+    _each_size(page, f"{language}-podium", points_in_the_pages_language)
