@@ -1,7 +1,8 @@
 """The review side: what a reviewer needs to judge the questions the gate doubted and the game flagged.
 
 Owns the review queue (ReviewItem, a proxy of quiz.Question, and its admin), labels (Review), flags (Flag), the
-fix of a question, the sweep (threshold calibration from labels, and its chart and `sweep` command), labelled-set
+fix of a question, the sweep (threshold calibration from labels, pure and by the gate's own pass rule in
+verifier.policy; its chart drawn from templates/review/sweep_chart.svg, and its `sweep` command), labelled-set
 import and export, and premise groups (round-mates of a defective question, re-checked blind by a Celery task).
 
 May import: quiz, verifier (the gate), core. Never lobby: the game calls review (flag_record) and adds its half

@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 
 from core import metrics
 from verifier import conf, policy
-from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure, backend_for
+from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure
 from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
@@ -31,6 +31,7 @@ from verifier.decisions import (
     RoundTally,
 )
 from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
+from verifier.registry import backend_for, can, gate_enabled
 from verifier.selectors import stored_thresholds, threshold_for
 
 # A blind answer's details that belong to the order it was shown in (letters as shown there).
@@ -136,7 +137,7 @@ class Gate:
         thresholds: dict[str, float] | None = None
         if threshold is not None:
             value, calibrated = threshold, False
-        elif config.backend in conf.CHECKING_BACKENDS:
+        elif gate_enabled(config.backend):
             value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
             thresholds = stored_thresholds(backend=config.backend)
         else:
@@ -200,7 +201,7 @@ class Gate:
 
     @property
     def enabled(self) -> bool:
-        return self.config.backend in conf.CHECKING_BACKENDS
+        return gate_enabled(self.config.backend)
 
     @property
     def grounded(self) -> bool:
@@ -210,7 +211,7 @@ class Gate:
     def blind_enabled(self) -> bool:
         """Whether questions get the blind question. Closed-book only: a grounded round is judged against its
         source, and a question about a private document has no answer a checker could know blind."""
-        return self.enabled and self.config.blind and getattr(self.backend, "supports_blind", False)
+        return self.enabled and self.config.blind and can(self.config.backend, "blind")
 
     async def __aenter__(self) -> Self:
         return self
@@ -676,7 +677,7 @@ class Gate:
 
 
 def _breaker_for(config: conf.GateConfig) -> Breaker | None:
-    if config.backend not in conf.CHECKING_BACKENDS:
+    if not gate_enabled(config.backend):
         return None
     return breaker_for(backend=config.backend, model_id=config.model_id, config=config)
 

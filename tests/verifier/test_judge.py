@@ -4,6 +4,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from tests.fakes.model_server import options_in
+from tests.support.timing import timed
 from tests.verifier.conftest import JUDGE_TIMEOUT, TEST_TIMEOUT
 from tests.verifier.helpers import item, stopwatch
 from verifier import policy
@@ -132,6 +133,9 @@ async def test_report_found_and_scored(judge, style):
     ],
 )
 async def test_bad_report_fails_open_with_its_own_reason(judge, style, words, reason):
+    # The baseline, in the same test: the same round with clean reports, on this machine now.
+    clean, baseline = await timed(lambda: _gate().check_all([item(1), item(2)]))
+    assert [decision.outcome for decision in clean] == ["passed", "passed"]
     judge.script.judge_replies = {"Question number 1": style}
     with stopwatch() as times:
         decisions = await _gate().check_all([item(1), item(2)])
@@ -141,7 +145,7 @@ async def test_bad_report_fails_open_with_its_own_reason(judge, style, words, re
     # The other question of the round is scored as usual.
     assert decisions[1].outcome == "passed"
     # Nothing waited for more than the answer: a bad report fails at once, not at the deadline.
-    assert times["wall"] < JUDGE_TIMEOUT
+    assert times["wall"] - baseline < JUDGE_TIMEOUT / 2, (times["wall"], baseline)
 
 
 async def test_reasoning_model_out_of_tokens_says_how_many_it_thought(judge, settings):
@@ -185,12 +189,16 @@ async def test_a_set_report_limit_is_kept(judge, settings):
 
 
 async def test_slow_judge_is_cut_at_the_deadline(judge, settings):
+    # The baseline, in the same test: a clean check on this machine now (under the roomy judge deadline).
+    clean, baseline = await timed(lambda: _gate().check(item(2)))
+    assert clean.outcome == "passed"
     settings.VERIFIER_TIMEOUT = TEST_TIMEOUT
     judge.script.latency = 5.0
     with stopwatch() as times:
         decision = await _gate().check(item(1))
     assert (decision.outcome, decision.reason) == ("unverified", "timeout")
-    assert times["wall"] < TEST_TIMEOUT + 0.3
+    # Cut at the deadline, not the judge's 5 s: the deadline plus twice a clean check's cost now.
+    assert times["wall"] < TEST_TIMEOUT + 2 * baseline, (times["wall"], baseline)
 
 
 @pytest.mark.parametrize(
