@@ -1,5 +1,5 @@
 """accounts/services.py called directly: signing up makes the account's owner key, signing in takes the
-browser's anonymous rounds and games, and wrong passwords from one address are counted."""
+browser's anonymous rounds and games (wrong passwords are counted per account and address: test_lockout.py)."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -9,8 +9,6 @@ from accounts.services import (
     account_owner_key,
     account_take_browser,
     host_sign_up,
-    sign_in_blocked,
-    sign_in_failed,
 )
 from core.owner_keys import new_owner_key
 from lobby.models import Room
@@ -69,13 +67,3 @@ def test_signing_in_again_in_the_same_browser_moves_nothing():
         user=user, browser_key="", host_tokens={}
     )
     assert Round.objects.filter(owner_key=key).count() == 1
-
-
-def test_wrong_passwords_from_one_address_block_it_and_not_another(settings):
-    settings.RATELIMIT_FAILED_SIGN_INS_PER_IP = (3, 600)
-    for _ in range(2):
-        sign_in_failed(ip="198.51.100.7")
-    assert not sign_in_blocked(ip="198.51.100.7")
-    sign_in_failed(ip="198.51.100.7")
-    assert sign_in_blocked(ip="198.51.100.7")
-    assert not sign_in_blocked(ip="198.51.100.8")
