@@ -15,10 +15,10 @@ from typing import Any, Self
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import blind, conf, policy
+from verifier import blind, conf, policy, round_report
 from verifier.backends import Backend, CallBudget, GateFailure, backend_for
 from verifier.blind import add_tokens, blind_applicable
-from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, gate_breaker
+from verifier.breaker import Breaker, BreakerGuard, gate_breaker
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
     CHECKER_DISAGREES,
@@ -31,9 +31,9 @@ from verifier.decisions import (
     OutcomeName,
     RoundTally,
 )
-from verifier.prompts import OPTION_LABELS, question_document
+from verifier.pass_marks import round_pass_marks, served_pass_mark
+from verifier.prompts import question_document
 from verifier.second_opinion import SecondOpinion
-from verifier.selectors import stored_thresholds, threshold_for
 
 logger = logging.getLogger("verifier")
 
@@ -125,28 +125,15 @@ class Gate:
     def from_settings(cls, *, threshold: float | None = None, source_text: str | None = None) -> "Gate":
         """Sync: reads settings and, unless `threshold` is given, the stored thresholds from the database."""
         config = conf.gate_config()
-        thresholds: dict[str, float] | None = None
-        if threshold is not None:
-            value, calibrated = threshold, False
-        elif config.backend in conf.CHECKING_BACKENDS:
-            value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
-            thresholds = stored_thresholds(backend=config.backend)
-        else:
-            value, calibrated = config.default_threshold, False
-        # A given pass mark is the bar for the second opinion too; otherwise its model's stored one.
-        second_threshold = (value, False) if threshold is not None else None
-        if config.second_opinion is not None and threshold is None:
-            second_threshold = threshold_for(
-                backend=config.second_opinion.backend, model_id=config.second_opinion.model_id
-            )
+        marks = round_pass_marks(config, threshold=threshold)
         return cls(
             config=config,
-            threshold=value,
-            calibrated=calibrated,
+            threshold=marks.threshold,
+            calibrated=marks.calibrated,
             source_text=source_text,
-            thresholds=thresholds,
+            thresholds=marks.thresholds,
             breaker=gate_breaker(config),
-            second_threshold=second_threshold,
+            second_threshold=marks.second,
         )
 
     def seal(self, *, writing: bool = True) -> None:
@@ -176,18 +163,14 @@ class Gate:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
 
     def threshold_for_served(self, served: str) -> tuple[float, bool]:
-        """(pass mark, calibrated) for the model the server served: the pinned one's when it served the pinned
-        model or did not say; otherwise the stricter of the pinned model's and the served model's stored one.
-
-        A server chooses what it says it served, so a served id must never lower the bar: a lie (or a server moved
-        to a model calibrated lower) would pass what the pinned model's bar holds back. The stricter bar is
-        "calibrated" only when it is the served model's own stored one."""
-        if not served or served == self.config.model_id:
-            return self.threshold, self.calibrated
-        stored = self.thresholds.get(served) if self.thresholds is not None else None
-        if stored is not None and stored >= self.threshold:
-            return stored, True
-        return self.threshold, False
+        """(pass mark, calibrated) for the model the server served (verifier/pass_marks.py)."""
+        return served_pass_mark(
+            served,
+            pinned=self.config.model_id,
+            threshold=self.threshold,
+            calibrated=self.calibrated,
+            thresholds=self.thresholds,
+        )
 
     @property
     def second_backend(self) -> Backend | None:
@@ -232,7 +215,14 @@ class Gate:
         if self.second_opinion is not None and self.second_opinion.guard is not None:
             await self.second_opinion.guard.drain()
         if self.tally.checked:
-            self._log_round()
+            round_report.log_round(
+                config=self.config,
+                threshold=self.threshold,
+                calibrated=self.calibrated,
+                enabled=self.enabled,
+                tally=self.tally,
+                budget=self.budget,
+            )
 
     def _decision(self, item: GateItem, **fields: Any) -> GateDecision:
         pinned = self.config.model_id if self.enabled else ""
@@ -307,7 +297,7 @@ class Gate:
         latency_ms = int((time.monotonic() - started) * 1000)
         probabilities = dict(answer.probabilities)
         details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
-        served = self._served(answer.details, blind)
+        served = round_report.served_model(answer.details, blind, config=self.config)
         threshold, calibrated = self.threshold_for_served(served)
         input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
         has_blind = blind is not None and blind.reading is not None
@@ -336,18 +326,9 @@ class Gate:
         ):
             cut = None if self._deadline is None else self._second_cut()
             details["second_opinion"], judgement = await self.second_opinion.ask(item, checks, judgement, cut=cut)
-        reason, message = self._reason(item, judgement, blind)
-        if served and served != self.config.model_id:
-            # One reason per verdict: the model change, which decides how every other part of it is read. The
-            # other notes stay in the message, the blind answer and a disagreement in the details; each page says
-            # the change in its reader's language from the two model ids.
-            reason = MODEL_CHANGED
-        if judgement is not first_judgement:
-            second = details["second_opinion"]
-            message = (
-                f"second opinion ({second['model_id']}) {second['outcome']}: score {second['score']:.2f}, "
-                f"first {first_judgement.outcome} at {first_judgement.score:.2f}" + (f"; {message}" if message else "")
-            )[:500]
+        reason, message = round_report.verdict_reason(
+            item, judgement, blind, config=self.config, served=served, first=first_judgement, details=details
+        )
         return self._decision(
             item,
             outcome=str(judgement.outcome),
@@ -365,51 +346,6 @@ class Gate:
             details=details,
         )
 
-    def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
-        """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
-        reason = "below_threshold" if judgement.outcome == policy.Outcome.DROPPED else ""
-        notes = [judgement.reason] if judgement.reason else []
-        if blind is not None and blind.reading is not None and blind.reading.disagrees:
-            pick = blind.reading.pick
-            text = item.options[OPTION_LABELS.index(pick)]
-            notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
-            reason = reason or CHECKER_DISAGREES
-        elif blind is not None and blind.order_dependent:
-            # Not a missing check: the checker answered, by position. Nothing to review in this question.
-            notes.append(f"blind answer not scored: {blind.failure.message}")
-        elif blind is not None and blind.failure is not None:
-            # The min of what was measured decides; the reviewer is told the third score is missing.
-            notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
-            reason = reason or (BLIND_MISSING_PREFIX + blind.failure.reason)[:40]
-            logger.warning(
-                "gate blind check missing for %s: scored on the other checks (reason=%s backend=%s model=%s) %s",
-                item.key,
-                blind.failure.reason,
-                self.config.backend,
-                self.config.model_id,
-                blind.failure.message,
-            )
-        return reason, "; ".join(notes)[:500]
-
-    def _served(self, details: Mapping[str, Any], blind: BlindCheck | None) -> str:
-        """The model id the server says it served; a mismatch with the pinned one is logged once per process."""
-        served = str(details.get("served_model") or "")
-        if not served and blind is not None:
-            served = str(blind.details.get("served_model") or "")
-        served = served[:200]
-        if served and served != self.config.model_id:
-            conf.model_mismatch_warn_once(
-                logger=logger,
-                who=f"gate: {self.config.backend}",
-                pinned=self.config.model_id,
-                served=served,
-                consequence=(
-                    f"verdicts are filed under {served!r} with reason {MODEL_CHANGED}, judged at the stricter of its "
-                    "stored threshold and the pinned model's"
-                ),
-            )
-        return served
-
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
         since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
         return self._fail_open(
@@ -422,17 +358,7 @@ class Gate:
         self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
     ) -> GateDecision:
         latency_ms = int((time.monotonic() - started) * 1000)
-        # With the breaker open every question says the same: the breaker's own line is the warning.
-        log = logger.info if failure.reason == UNAVAILABLE else logger.warning
-        log(
-            "gate fail-open: %s passes unverified (reason=%s backend=%s model=%s latency_ms=%d) %s",
-            item.key,
-            failure.reason,
-            self.config.backend,
-            self.config.model_id,
-            latency_ms,
-            failure.message,
-        )
+        round_report.log_fail_open(item, failure, config=self.config, latency_ms=latency_ms)
         return self._decision(
             item,
             outcome="unverified",
@@ -474,37 +400,6 @@ class Gate:
         finally:
             for task in tasks:
                 task.cancel()
-
-    def _log_round(self) -> None:
-        tally = self.tally
-        logger.info(
-            "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
-            "checker_disagrees=%d round_budget=%d "
-            "checker_unavailable=%d model_changed=%d calls=%d "
-            "refused=%d max_in_flight=%d wall_ms=%d",
-            self.config.backend,
-            self.config.model_id or "-",
-            self.threshold,
-            "" if self.calibrated or not self.enabled else " (uncalibrated)",
-            tally.checked,
-            tally.passed,
-            tally.dropped,
-            tally.unverified,
-            tally.unchecked,
-            tally.blind_missing,
-            tally.blind_order_dependent,
-            tally.second_opinion,
-            tally.second_opinion_changed,
-            tally.checker_disagrees,
-            tally.round_budget,
-            tally.checker_unavailable,
-            tally.model_changed,
-            self.budget.calls,
-            self.budget.refused,
-            self.budget.max_in_flight,
-            tally.wall_ms,
-        )
 
 
 async def gate_check(
