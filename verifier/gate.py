@@ -6,7 +6,6 @@ the database.
 """
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from types import TracebackType
@@ -15,7 +14,7 @@ from typing import Any, Self
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import blind, conf, policy, round_report
+from verifier import blind, conf, first_check, policy, round_report
 from verifier.backends import Backend, CallBudget, GateFailure, backend_for
 from verifier.blind import add_tokens, blind_applicable
 from verifier.breaker import Breaker, BreakerGuard, gate_breaker
@@ -32,10 +31,7 @@ from verifier.decisions import (
     RoundTally,
 )
 from verifier.pass_marks import round_pass_marks, served_pass_mark
-from verifier.prompts import question_document
 from verifier.second_opinion import SecondOpinion
-
-logger = logging.getLogger("verifier")
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
 __all__ = [
@@ -231,11 +227,6 @@ class Gate:
         fields["model_id"] = fields.get("model_id") or pinned
         return GateDecision(key=item.key, backend=self.config.backend, requested_model_id=pinned, **fields)
 
-    def _checks_for(self, item: GateItem) -> tuple[str, ...]:
-        if self.grounded:
-            return policy.grounded_checks()
-        return policy.closed_book_checks(has_explanation=bool(item.explanation.strip()))
-
     async def check(self, item: GateItem) -> GateDecision:
         now = time.monotonic()
         if self.tally.started is None:
@@ -263,28 +254,16 @@ class Gate:
         )
 
     async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
-        document = question_document(
-            text=item.text,
-            options=item.options,
-            correct_index=item.correct_index,
-            explanation=item.explanation,
-            source_text=self.source_text,
-            language=item.language,
+        return await first_check.ask(
+            item, checks, backend=self.backend, budget=self.budget, source_text=self.source_text
         )
-        try:
-            return await self.backend.ask(document=document, checks=checks, budget=self.budget)
-        except GateFailure as failure:
-            return failure
-        except Exception as exc:  # noqa: BLE001 - any surprise from a backend must fail open, not empty a round
-            logger.warning("gate unexpected error for %s", item.key, exc_info=True)
-            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
 
     async def _check(self, item: GateItem) -> GateDecision:
         if not self.enabled:
             return self._decision(
                 item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
             )
-        checks = self._checks_for(item)
+        checks = first_check.checks_for(item, grounded=self.grounded)
         started = time.monotonic()
         blind: BlindCheck | None = None
         if self.blind_enabled and not self.grounded and blind_applicable(item):
@@ -309,15 +288,9 @@ class Gate:
             output_tokens = add_tokens(output_tokens, blind.output_tokens)
             if blind.reading is not None:
                 probabilities[policy.BLIND] = round(blind.reading.marked_probability, 6)
-        if self.grounded:
-            judgement = policy.grounded_judgement(probabilities=probabilities, bounds=self.config.grounded_bounds)
-        else:
-            judgement = policy.closed_book_judgement(
-                probabilities=probabilities,
-                has_explanation=policy.EXPLANATION_TRUE in checks,
-                threshold=threshold,
-                has_blind=has_blind,
-            )
+        judgement = first_check.judgement(
+            probabilities, checks, config=self.config, grounded=self.grounded, threshold=threshold, has_blind=has_blind
+        )
         first_judgement = judgement
         if (
             self.second_opinion is not None
