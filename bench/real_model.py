@@ -49,7 +49,7 @@ from quiz.packs import PACK_DIRECTORY, pack_file_read  # noqa: E402
 from quiz.prompts import RoundSpec  # noqa: E402
 from quiz.validation import QuestionData  # noqa: E402
 from quiz.writer import RoundWriter, WriteOutcome  # noqa: E402
-from verifier import conf as gate_conf  # noqa: E402
+from verifier import registry  # noqa: E402
 from verifier.breaker import breaker_for  # noqa: E402
 from verifier.conf import gate_config  # noqa: E402
 from verifier.gate import Gate, GateDecision, GateItem  # noqa: E402
@@ -127,8 +127,8 @@ def sample_items(*, pack: str, sample: int, flip: int) -> tuple[list[GateItem], 
 
 def backend_available(name: str) -> str:
     """Why this checkout cannot run the backend, or ""."""
-    if name not in gate_conf.BACKENDS or name == "off":
-        return f"not a backend of this checkout (VERIFIER_BACKEND takes {', '.join(gate_conf.BACKENDS)})"
+    if not registry.gate_enabled(name):
+        return f"not a backend of this checkout (VERIFIER_BACKEND takes {', '.join(registry.checking_names())})"
     if importlib.util.find_spec(f"verifier.backends.{name}") is None:
         return f"verifier/backends/{name}.py does not exist here"
     return ""

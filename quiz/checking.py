@@ -35,6 +35,7 @@ from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
 from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
 from verifier.models import Verdict, VerdictOutcome
+from verifier.registry import gate_enabled
 from verifier.services import verdict_record
 
 logger = logging.getLogger(__name__)
@@ -174,16 +175,12 @@ def round_check_refresh(*, round_: Round) -> Round:
     return round_
 
 
-def gate_configured() -> bool:
-    return gate_conf.backend_name() in ("systemone", "llm")
-
-
 def round_check_job_create(*, round_: Round, owner_key: str) -> GenerationJob:
     """A queued check of every question of the round; the caller starts it (`quiz.runner.generation_enqueue`).
     A check of this round already queued or running is returned instead of a second one."""
     if not owner_key:
         raise QuizError("This browser session has no key; reload the page.")
-    if not gate_configured():
+    if not gate_enabled():
         raise QuizError("No checker is configured (VERIFIER_BACKEND is off), so the questions cannot be checked.")
     if problem := _pin_problem():
         raise QuizError(problem)

@@ -10,7 +10,7 @@ from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import importing
 from quiz.audit import round_audit
-from quiz.checking import gate_configured, round_check_job_create
+from quiz.checking import round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
 from quiz.host_rounds import (
@@ -24,6 +24,7 @@ from quiz.models import Pack, Round
 from quiz.runner import generation_enqueue
 from quiz.selectors import pack_list
 from quiz.services import round_create_for_host, round_create_from_pack
+from verifier.registry import gate_enabled
 
 
 def _owner_key(request: HttpRequest, *, create: bool = False) -> str:
@@ -40,7 +41,7 @@ def _own_round(request: HttpRequest, round_id: int) -> Round:
 @require_GET
 def round_list(request: HttpRequest) -> HttpResponse:
     rounds = host_round_summaries(owner_key=_owner_key(request))
-    context = {"rounds": rounds, "new_form": RoundTitleForm(), "checker_on": gate_configured()}
+    context = {"rounds": rounds, "new_form": RoundTitleForm(), "checker_on": gate_enabled()}
     if request.user.is_staff:
         context["packs"] = pack_list()
     return render(request, "quiz/round_list.html", context)
@@ -102,7 +103,7 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
         "question_count": len(questions),
         "max_questions": MAX_EDITOR_QUESTIONS,
         "csv_columns": importing.CSV_COLUMNS,
-        "checker_on": gate_configured(),
+        "checker_on": gate_enabled(),
         "checked_count": sum(1 for _, mark in entries if mark is not None),
     }
     return render(request, "quiz/round_editor.html", context)
@@ -166,7 +167,7 @@ def round_import(request: HttpRequest) -> HttpResponse:
             "result": result,
             "saved": saved,
             "csv_columns": importing.CSV_COLUMNS,
-            "checker_on": gate_configured(),
+            "checker_on": gate_enabled(),
         },
     )
 

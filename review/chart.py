@@ -1,9 +1,12 @@
 """The sweep's chart as inline SVG, built on the server: catch rate and false-drop rate against threshold.
 
-No script and no CDN; every piece of text goes through `escape`.
+No script and no CDN. This module computes the coordinates; templates/review/sweep_chart.svg writes the SVG,
+so every piece of text (the backend and model names) is escaped by the template engine.
 """
 
-from django.utils.html import escape
+from typing import Any
+
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from review.sweep import SweepResult
@@ -12,6 +15,7 @@ WIDTH, HEIGHT = 640, 320
 LEFT, RIGHT, TOP, BOTTOM = 56, 150, 28, 44
 CATCH_COLOUR = "#1a7f37"
 FALSE_DROP_COLOUR = "#cf222e"
+TEMPLATE = "review/sweep_chart.svg"
 
 
 def _x(threshold: float) -> float:
@@ -32,58 +36,65 @@ def _steps(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return stepped
 
 
-def _polyline(points: list[tuple[float, float]], colour: str, css_class: str) -> str:
-    coordinates = " ".join(f"{_x(t):.1f},{_y(r):.1f}" for t, r in _steps(points))
-    return (
-        f'<polyline class="{css_class}" points="{coordinates}" fill="none" stroke="{colour}" '
-        f'stroke-width="2" stroke-linejoin="round"/>'
-    )
+def _points(points: list[tuple[float, float]]) -> str:
+    return " ".join(f"{_x(t):.1f},{_y(r):.1f}" for t, r in _steps(points))
 
 
-def sweep_chart(result: SweepResult, *, stored_threshold: float | None = None) -> SafeString:
-    title = f"{result.backend} {result.model_id}".strip()
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-        f'height="{HEIGHT}" role="img" class="sweep-chart" font-family="sans-serif" font-size="11">',
-        f"<title>{escape(title)}: catch rate and false-drop rate by threshold</title>",
-        f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
-        'fill="#fff" stroke="#999"/>',
-    ]
+def chart_context(result: SweepResult, *, stored_threshold: float | None = None) -> dict[str, Any]:
+    """What the template draws: numbers already formatted, names as they are (the template escapes them)."""
+    ticks = []
     for step in range(0, 11, 2):
         value = step / 10
-        parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{_y(value):.1f}" y2="{_y(value):.1f}" stroke="#eee"/>'
-            f'<text x="{LEFT - 6}" y="{_y(value) + 4:.1f}" text-anchor="end">{value * 100:.0f}%</text>'
-            f'<text x="{_x(value):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{value:.1f}</text>'
+        ticks.append(
+            {
+                "y": f"{_y(value):.1f}",
+                "label_x": LEFT - 6,
+                "label_y": f"{_y(value) + 4:.1f}",
+                "percent": f"{value * 100:.0f}",
+                "x": f"{_x(value):.1f}",
+                "axis_y": HEIGHT - BOTTOM + 16,
+                "value": f"{value:.1f}",
+            }
         )
-    parts.append(
-        f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle">'
-        "threshold (a score below it is dropped)</text>"
-    )
+    lines = []
     catch = [(row.threshold, row.catch_rate) for row in result.rows if row.catch_rate is not None]
     false_drop = [(row.threshold, row.false_drop_rate) for row in result.rows if row.false_drop_rate is not None]
     if catch:
-        parts.append(_polyline(catch, CATCH_COLOUR, "catch-rate"))
+        lines.append({"css_class": "catch-rate", "points": _points(catch), "colour": CATCH_COLOUR})
     if false_drop:
-        parts.append(_polyline(false_drop, FALSE_DROP_COLOUR, "false-drop-rate"))
+        lines.append({"css_class": "false-drop-rate", "points": _points(false_drop), "colour": FALSE_DROP_COLOUR})
     markers = []
     if result.widest_safe is not None:
         markers.append((result.widest_safe.threshold, "#0969da", "widest safe"))
     if stored_threshold is not None:
         markers.append((stored_threshold, "#6e7781", "stored"))
-    for value, colour, name in markers:
-        parts.append(
-            f'<line x1="{_x(value):.1f}" x2="{_x(value):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" '
-            f'stroke="{colour}" stroke-dasharray="4 3"/>'
-        )
-        parts.append(f'<text x="{_x(value) + 3:.1f}" y="{TOP - 6}" fill="{colour}">{escape(name)} {value:g}</text>')
     legend_x = WIDTH - RIGHT + 12
+    legend = []
     for offset, (colour, name) in enumerate([(CATCH_COLOUR, "defects caught"), (FALSE_DROP_COLOUR, "good dropped")]):
         y = TOP + 12 + offset * 18
-        parts.append(
-            f'<line x1="{legend_x}" x2="{legend_x + 18}" y1="{y - 4}" y2="{y - 4}" stroke="{colour}" '
-            f'stroke-width="2"/><text x="{legend_x + 24}" y="{y}">{escape(name)}</text>'
+        legend.append(
+            {"x": legend_x, "line_end": legend_x + 18, "line_y": y - 4, "colour": colour, "label_x": legend_x + 24}
+            | {"y": y, "name": name}
         )
-    parts.append("</svg>")
-    # Every interpolated value above is a number we formatted or a string passed through escape().
-    return mark_safe("".join(parts))  # noqa: S308
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "title": f"{result.backend} {result.model_id}".strip(),
+        "frame": {"x": LEFT, "y": TOP, "width": WIDTH - LEFT - RIGHT, "height": HEIGHT - TOP - BOTTOM}
+        | {"right": WIDTH - RIGHT, "bottom": HEIGHT - BOTTOM},
+        "ticks": ticks,
+        "axis_label": {"x": f"{(LEFT + WIDTH - RIGHT) / 2:.1f}", "y": HEIGHT - 8},
+        "lines": lines,
+        "markers": [
+            {"x": f"{_x(value):.1f}", "label_x": f"{_x(value) + 3:.1f}", "label_y": TOP - 6}
+            | {"colour": colour, "name": name, "value": f"{value:g}"}
+            for value, colour, name in markers
+        ],
+        "legend": legend,
+    }
+
+
+def sweep_chart(result: SweepResult, *, stored_threshold: float | None = None) -> SafeString:
+    svg = render_to_string(TEMPLATE, chart_context(result, stored_threshold=stored_threshold))
+    # The template engine escaped every value it wrote; what is left to trim is the file's last newline.
+    return mark_safe(svg.strip())  # noqa: S308

@@ -73,7 +73,9 @@ def labelled_set_import(*, items: list[dict[str, Any]], note: str = "imported la
                 probabilities=probabilities,
                 score=score,
                 threshold=conf.default_threshold(),
-                outcome=VerdictOutcome.PASSED if score >= conf.default_threshold() else VerdictOutcome.DROPPED,
+                outcome=VerdictOutcome.PASSED
+                if policy.passes(score=score, threshold=conf.default_threshold())
+                else VerdictOutcome.DROPPED,
                 reason=IMPORTED,
                 details={"imported": True},
             )

@@ -7,6 +7,7 @@ from asgiref.sync import async_to_sync
 from django.utils import timezone
 
 from review.models import PremiseCheck, PremiseGroup, PremiseMember
+from verifier import policy
 from verifier.backends import GateFailure
 from verifier.gate import BlindCheck, Gate, GateItem
 
@@ -29,7 +30,7 @@ def _member_result(member: PremiseMember, check: BlindCheck, threshold: float) -
     member.reason = member.message = ""
     if reading.disagrees:
         member.status = PremiseCheck.DISAGREES
-    elif reading.marked_probability < threshold:
+    elif not policy.passes(score=reading.marked_probability, threshold=threshold):
         member.status = PremiseCheck.DOUBTFUL
     else:
         member.status = PremiseCheck.AGREES

@@ -1,7 +1,7 @@
 """The sweep: what each threshold would have done to the labelled questions. Pure: no I/O, no Django.
 
-A question is dropped when its score is below the threshold; a score equal to the threshold passes
-(the gate's rule in `policy.closed_book_judgement`).
+A question is dropped when the gate's rule (`policy.passes`) would drop it: a score below the threshold; a
+score equal to the threshold passes.
 """
 
 import math
@@ -105,8 +105,9 @@ def thresholds_for(scores: Iterable[float]) -> list[float]:
 def sweep_row(items: list[LabelledScore], threshold: float) -> SweepRow:
     good = sum(1 for item in items if item.label == GOOD)
     defective = len(items) - good
-    caught = sum(1 for item in items if item.label == DEFECTIVE and item.score < threshold)
-    good_dropped = sum(1 for item in items if item.label == GOOD and item.score < threshold)
+    dropped_labels = [item.label for item in items if not policy.passes(score=item.score, threshold=threshold)]
+    caught = dropped_labels.count(DEFECTIVE)
+    good_dropped = dropped_labels.count(GOOD)
     dropped = caught + good_dropped
     shown = len(items) - dropped
     return SweepRow(

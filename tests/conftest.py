@@ -99,6 +99,20 @@ async def sockets():
     await opened.close()
 
 
+@pytest.fixture
+def host_socket(sockets):
+    """The room's host connected: `host = await host_socket(created)` opens a socket on `created`'s room, sends
+    its host token (or `token=`, a co-host's) and reads the first snapshot (`host.snapshot`), the lobby's unless
+    other fields are expected (`phase="question"`). Closed when the test ends."""
+
+    async def connect(
+        created, *, token: str | None = None, kind=communicator.Client, **expected
+    ) -> communicator.Client:
+        return await sockets.host(created.room.code, token or created.host_token, kind=kind, **expected)
+
+    return connect
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """A test that leaves a communicator open fails: its consumer would run on into the next test's database.

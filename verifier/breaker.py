@@ -32,6 +32,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from verifier import conf
 from verifier.backends.base import GateFailure
 from verifier.conf import GateConfig
+from verifier.registry import gate_enabled
 
 logger = logging.getLogger("verifier")
 
@@ -339,7 +340,7 @@ def breaker_for(*, backend: str, model_id: str, config: GateConfig | None = None
 def configured_breaker_state() -> BreakerState | None:
     """The breaker of the configured checker (VERIFIER_BACKEND + VERIFIER_MODEL), or None with the gate off."""
     config = conf.gate_config()
-    if config.backend not in conf.CHECKING_BACKENDS or not config.model_id:
+    if not gate_enabled(config.backend) or not config.model_id:
         return None
     return breaker_for(backend=config.backend, model_id=config.model_id, config=config).state()
 
@@ -351,6 +352,6 @@ def shared_breakers() -> bool:
 
 def gate_breaker(config: GateConfig) -> Breaker | None:
     """The breaker guarding a gate's calls to `config`'s backend; None for a backend that makes no calls."""
-    if config.backend not in conf.CHECKING_BACKENDS:
+    if not gate_enabled(config.backend):
         return None
     return breaker_for(backend=config.backend, model_id=config.model_id, config=config)

@@ -6,7 +6,14 @@ import logging
 from django.core.checks import Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from verifier import conf
+from verifier import conf, registry
+
+# The warning each unset setting a backend needs gets (registry.BackendSpec.needs).
+_UNSET_WARNINGS = {
+    "VERIFIER_MODEL": "verifier.W001",
+    "VERIFIER_BASE_URL": "verifier.W002",
+    "VERIFIER_API_KEY": "verifier.W003",
+}
 
 logger = logging.getLogger("verifier")
 UNPINNED_ID = "verifier.W004"
@@ -15,7 +22,7 @@ UNPINNED_ID = "verifier.W004"
 def model_alias_error() -> str | None:
     backend = conf.backend_name()
     model = conf.model_id()
-    if backend in conf.CHECKING_BACKENDS and conf.is_model_alias(model) and not conf.allow_model_alias():
+    if registry.gate_enabled(backend) and conf.is_model_alias(model) and not conf.allow_model_alias():
         return (
             f"VERIFIER_MODEL={model!r} is a moving alias: a name like latest, stable, current or default, or one "
             "with no version number, can point at another model any day. Pin an exact model version "
@@ -30,7 +37,7 @@ def unpinned_model_warning() -> str | None:
     acknowledged it (VERIFIER_ALLOW_UNPINNED_MODEL, or VERIFIER_ALLOW_MODEL_ALIAS, which accepts more)."""
     backend = conf.backend_name()
     model = conf.model_id()
-    if backend not in conf.CHECKING_BACKENDS or not model or conf.is_pinned_version(model):
+    if not registry.gate_enabled(backend) or not model or conf.is_pinned_version(model):
         return None
     if conf.is_model_alias(model) or conf.allow_unpinned_model() or conf.allow_model_alias():
         return None  # a moving alias is refused outright (E002); an acknowledged id says nothing more
@@ -56,10 +63,11 @@ def refuse_model_alias() -> None:
 def verifier_settings_check(app_configs=None, **kwargs) -> list:
     problems: list = []
     backend = conf.backend_name()
-    if backend not in conf.BACKENDS:
+    spec = registry.spec_for(backend)
+    if spec is None:
         problems.append(
             Error(
-                f"VERIFIER_BACKEND={backend!r} is not one of {', '.join(conf.BACKENDS)}.",
+                f"VERIFIER_BACKEND={backend!r} is not one of {', '.join(registry.names())}.",
                 hint="Nothing will be checked until it is fixed.",
                 id="verifier.E001",
             )
@@ -78,19 +86,16 @@ def verifier_settings_check(app_configs=None, **kwargs) -> list:
                 id=UNPINNED_ID,
             )
         )
-    if backend == "off":
+    if not spec.checks:
         return problems
-    if not conf.model_id():
-        problems.append(Warning("VERIFIER_MODEL is empty; every question will pass unverified.", id="verifier.W001"))
-    if backend == "systemone" and not conf.base_url():
-        problems.append(Warning("VERIFIER_BASE_URL is empty; every question will pass unverified.", id="verifier.W002"))
-    if backend == "systemone" and not conf.api_key():
-        problems.append(Warning("VERIFIER_API_KEY is empty; every question will pass unverified.", id="verifier.W003"))
-    if conf.second_opinion_model() and conf.second_opinion_backend() not in conf.BACKENDS[1:]:
+    for name in spec.needs:
+        if not str(conf.setting(name) or "").strip():
+            problems.append(Warning(f"{name} is empty; every question will pass unverified.", id=_UNSET_WARNINGS[name]))
+    if conf.second_opinion_model() and not registry.can(conf.second_opinion_backend(), "second_opinion"):
         problems.append(
             Error(
                 f"VERIFIER_SECOND_OPINION_BACKEND={conf.second_opinion_backend()!r} is not one of "
-                f"{', '.join(conf.BACKENDS[1:])}.",
+                f"{', '.join(registry.second_opinion_names())}.",
                 hint="The borderline would get no second opinion.",
                 id="verifier.E004",
             )

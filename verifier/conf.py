@@ -7,9 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-BACKENDS = ("off", "systemone", "llm", "judge")
-# The backends that call a checker (every one but `off`).
-CHECKING_BACKENDS = ("systemone", "llm", "judge")
+from verifier.policy import GroundedBounds
 
 
 def setting(name: str) -> Any:
@@ -155,14 +153,6 @@ def crowd_majority() -> float:
 
 def sweep_min_labels() -> int:
     return int(setting("VERIFIER_SWEEP_MIN_LABELS"))
-
-
-@dataclass(frozen=True)
-class GroundedBounds:
-    supported_min: float
-    answers_question_min: float
-    unsupported_detail_max: float
-    contradiction_max: float
 
 
 def grounded_bounds() -> GroundedBounds:

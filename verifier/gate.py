@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 
 from core import metrics
 from verifier import blind, conf, first_check, policy, round_report
-from verifier.backends import Backend, CallBudget, GateFailure, backend_for
+from verifier.backends import Backend, CallBudget, GateFailure
 from verifier.blind import add_tokens, blind_applicable
 from verifier.breaker import Breaker, BreakerGuard, gate_breaker
 from verifier.decisions import (
@@ -31,6 +31,7 @@ from verifier.decisions import (
     RoundTally,
 )
 from verifier.pass_marks import round_pass_marks, served_pass_mark
+from verifier.registry import backend_for, can, gate_enabled
 from verifier.second_opinion import SecondOpinion
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
@@ -179,7 +180,7 @@ class Gate:
 
     @property
     def enabled(self) -> bool:
-        return self.config.backend in conf.CHECKING_BACKENDS
+        return gate_enabled(self.config.backend)
 
     @property
     def grounded(self) -> bool:
@@ -189,7 +190,7 @@ class Gate:
     def blind_enabled(self) -> bool:
         """Whether questions get the blind question. Closed-book only: a grounded round is judged against its
         source, and a question about a private document has no answer a checker could know blind."""
-        return self.enabled and self.config.blind and getattr(self.backend, "supports_blind", False)
+        return self.enabled and self.config.blind and can(self.config.backend, "blind")
 
     async def __aenter__(self) -> Self:
         return self

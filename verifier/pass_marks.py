@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verifier import conf
+from verifier.registry import gate_enabled
 from verifier.selectors import stored_thresholds, threshold_for
 
 
@@ -22,7 +23,7 @@ def round_pass_marks(config: conf.GateConfig, *, threshold: float | None) -> Pas
     thresholds: dict[str, float] | None = None
     if threshold is not None:
         value, calibrated = threshold, False
-    elif config.backend in conf.CHECKING_BACKENDS:
+    elif gate_enabled(config.backend):
         value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
         thresholds = stored_thresholds(backend=config.backend)
     else:

@@ -7,8 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from verifier.conf import GroundedBounds
-
 ANSWER_CORRECT = "answer_correct"
 EXPLANATION_TRUE = "explanation_true"
 SUPPORTED = "supported"
@@ -19,6 +17,16 @@ CONTRADICTION = "contradiction"
 BLIND = "blind"
 
 GROUNDED_CHECKS = (SUPPORTED, ANSWERS_QUESTION, UNSUPPORTED_DETAIL, CONTRADICTION)
+
+
+@dataclass(frozen=True)
+class GroundedBounds:
+    """The four bounds a grounded question must keep (read from settings by `verifier.conf.grounded_bounds`)."""
+
+    supported_min: float
+    answers_question_min: float
+    unsupported_detail_max: float
+    contradiction_max: float
 
 
 class Outcome(StrEnum):
@@ -63,11 +71,16 @@ def closed_book_score(*, probabilities: Mapping[str, float], has_explanation: bo
     return min(float(probabilities[name]) for name in checks)
 
 
+def passes(*, score: float, threshold: float) -> bool:
+    """The gate's pass rule: a score at or above the threshold passes (the sweep asks the same question)."""
+    return score >= threshold
+
+
 def closed_book_judgement(
     *, probabilities: Mapping[str, float], has_explanation: bool, threshold: float, has_blind: bool = False
 ) -> Judgement:
     score = closed_book_score(probabilities=probabilities, has_explanation=has_explanation, has_blind=has_blind)
-    if score >= threshold:
+    if passes(score=score, threshold=threshold):
         return Judgement(outcome=Outcome.PASSED, score=score)
     return Judgement(outcome=Outcome.DROPPED, score=score, reason=f"score {score:.2f} < threshold {threshold:.2f}")
 

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from verifier import conf, policy
-from verifier.backends import Backend, CallBudget, GateFailure, backend_for
+from verifier.backends import Backend, CallBudget, GateFailure
 from verifier.breaker import BreakerGuard, gate_breaker
 from verifier.decisions import ROUND_BUDGET, GateItem
 from verifier.prompts import question_document
+from verifier.registry import backend_for
 
 logger = logging.getLogger("verifier")
 

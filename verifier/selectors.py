@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from verifier import causes, conf
 from verifier.breaker import UNAVAILABLE
 from verifier.models import Threshold, Verdict
+from verifier.registry import gate_enabled
 
 
 def threshold_for(*, backend: str, model_id: str) -> tuple[float, bool]:
@@ -43,7 +44,7 @@ def slow_checker(*, last: int = RECENT_CHECKS) -> SlowChecker | None:
     """The figures when more than half of the configured checker's last `last` verdicts timed out (a call cut at
     VERIFIER_TIMEOUT, or the round's budget spent); None otherwise, or with the gate off."""
     backend, model = conf.backend_name(), conf.model_id()
-    if backend not in conf.CHECKING_BACKENDS or not model:
+    if not gate_enabled(backend) or not model:
         return None
     reasons = list(
         Verdict.objects.filter(backend=backend, requested_model_id=model)

@@ -1,6 +1,19 @@
+import pytest
+
 from tests.browser.conftest import browser, live_url  # noqa: F401
 
 from .fuzzing import FIGURES
+from .helpers import Client
+
+
+@pytest.fixture
+def host_socket(sockets):
+    """The suite's `host_socket` (tests/conftest.py) with this folder's Client: its own address, raw frames."""
+
+    async def connect(created, *, token: str | None = None, **expected) -> Client:
+        return await sockets.host(created.room.code, token or created.host_token, kind=Client, **expected)
+
+    return connect
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -30,9 +30,7 @@ def _db(fn):
 async def _started(room, sockets, *players: str, timer_seconds: int = 120):
     created = await room(timer_seconds=timer_seconds)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await sockets.host(created.room.code, created.host_token)
     joined = [await joined_client(sockets, code, name) for name in players]
     await host.send(type="start")
     for client, _ in joined:
@@ -171,30 +169,29 @@ async def test_a_player_cannot_act_as_the_host(room, make_room, sockets):
     await player.__aexit__()
 
 
-async def test_a_removed_player_stays_out(room, sockets):
+async def test_a_removed_player_stays_out(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        eve, joined = await joined_client(sockets, code, "Eve")
-        async with Client(code) as tab2:  # a second tab of the same player
-            await tab2.send(type="resume", token=joined["token"])
-            await tab2.until(lambda m: m["type"] == "joined")
-            await host.send(type="remove", player=joined["player"]["id"])
-            for tab in (eve, tab2):
-                assert (await tab.error())["code"] == "removed"
-                assert (await tab.until(lambda m: m["type"] == "closed"))["type"] == "closed"
-        for attempt in range(2):
-            async with Client(code) as back:
-                await back.send(type="resume", token=joined["token"])
-                assert (await back.error())["code"] == "removed", attempt
-                assert (await back.recv())["type"] == "closed"  # and the server hangs up
-        # The host locks the room: nobody new, under any name, gets in.
-        await host.send(type="lock", locked=True)
-        await host.state(locked=True)
-        async with Client(code) as again:
-            assert (await again.join("Eve2"))["code"] == "room_locked"
+    host = await host_socket(created)
+    eve, joined = await joined_client(sockets, code, "Eve")
+    async with Client(code) as tab2:  # a second tab of the same player
+        await tab2.send(type="resume", token=joined["token"])
+        await tab2.until(lambda m: m["type"] == "joined")
+        await host.send(type="remove", player=joined["player"]["id"])
+        for tab in (eve, tab2):
+            assert (await tab.error())["code"] == "removed"
+            assert (await tab.until(lambda m: m["type"] == "closed"))["type"] == "closed"
+    for attempt in range(2):
+        async with Client(code) as back:
+            await back.send(type="resume", token=joined["token"])
+            assert (await back.error())["code"] == "removed", attempt
+            assert (await back.recv())["type"] == "closed"  # and the server hangs up
+    # The host locks the room: nobody new, under any name, gets in.
+    await host.send(type="lock", locked=True)
+    await host.state(locked=True)
+    async with Client(code) as again:
+        assert (await again.join("Eve2"))["code"] == "room_locked"
+    await host.__aexit__()
     removed = await _db(lambda: Player.objects.get(pk=joined["player"]["id"]).removed)
     assert removed is True
 
@@ -242,11 +239,9 @@ def test_the_room_cap_holds_when_50_threads_join_at_once(make_room):
 
 
 @pytest.mark.parametrize("value", ["false", "true", 0, 1, None, [], {}])
-async def test_only_a_real_boolean_locks_or_unlocks_the_room(room, sockets, value):
+async def test_only_a_real_boolean_locks_or_unlocks_the_room(room, sockets, value, host_socket):
     created = await room()
-    host = await sockets.open(Client(created.room.code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby", locked=False)
+    host = await host_socket(created, phase="lobby", locked=False)
     await host.send(type="lock", locked=value)
     assert (await host.error())["code"] == "bad_message"
     assert await _db(lambda: Room.objects.get(pk=created.room.pk).locked) is False

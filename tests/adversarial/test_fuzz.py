@@ -61,9 +61,7 @@ async def _game(room, sockets, *, phase: str):
     """A room with a host, a fuzzing player and a bystander, moved to `phase`."""
     created = await room(timer_seconds=120)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await sockets.host(created.room.code, created.host_token, kind=Client)
     fuzzer, fuzzer_joined = await joined_client(sockets, code, "Fuzzer")
     bystander, bystander_joined = await joined_client(sockets, code, "Bystander")
     if phase in ("question", "reveal"):

@@ -97,16 +97,14 @@ async def test_a_flood_far_beyond_the_limit_closes_the_connection_and_the_room_l
     await bystander.__aexit__()
 
 
-async def test_a_client_that_pings_often_still_joins_and_gets_its_answer_accepted(room, settings, sockets):
+async def test_a_client_that_pings_often_still_joins_and_gets_its_answer_accepted(room, settings, sockets, host_socket):
     """Pings have their own budget: a client pinging at the documented rate (WS_PING_PER_MINUTE, bursts of
     WS_PING_BURST) never loses its join or its answer to them, however tight the message budget."""
     settings.WS_RATE_BURST = 3
     settings.WS_RATE_PER_MINUTE = 6
     created = await room(timer_seconds=60)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     pinger = await sockets.open(Client(code))
     for _ in range(settings.WS_PING_BURST):
         await pinger.send(type="ping")
@@ -286,7 +284,9 @@ async def test_a_burst_of_joins_does_not_hold_a_redis_connection_per_player(room
     assert after - before <= 2, f"{after - before} more Redis connections for 15 joins"
 
 
-async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_player_still_is(room, settings, sockets):
+async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_player_still_is(
+    room, settings, sockets, host_socket
+):
     """The host's actions come out of a host's budget (WS_HOST_RATE_BURST), not the players' (WS_RATE_BURST): a
     round of ten questions stepped through as fast as the screen answers (31 steps) is never told to slow down,
     while a player's connection is held to the players' budget as before."""
@@ -294,9 +294,7 @@ async def test_a_host_stepping_fast_through_a_round_is_never_throttled_and_a_pla
 
     created = await room(questions=(SAMPLE * 4)[:10])
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     player, _ = await joined_client(sockets, code, "Ada")
     steps = [("start", "lobby", -1)]
     for index in range(10):

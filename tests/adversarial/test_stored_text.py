@@ -47,24 +47,22 @@ async def test_a_hostile_nickname_joins_cleanly_or_gets_an_error(room, text):
 
 
 @pytest.mark.parametrize("text", HOSTILE_TEXT, ids=range(len(HOSTILE_TEXT)))
-async def test_a_hostile_report_is_stored_cleanly(room, text, sockets):
+async def test_a_hostile_report_is_stored_cleanly(room, text, sockets, host_socket):
     created = await room(timer_seconds=120)
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        player, joined = await joined_client(sockets, code, "Reporter")
-        await host.send(type="start")
-        await player.state(phase="question")
-        await host.send(type="close")
-        await player.state(phase="reveal")
-        await player.send(type="report", question=0, text=text)
-        reply = await player.until(lambda m: m["type"] in ("reported", "error"))
-        assert reply["type"] == "reported", reply
-        stored = await database_sync_to_async(lambda: Report.objects.get(player_id=joined["player"]["id"]).text)()
-        assert len(stored) <= 500
-        assert not UNSAFE.search(stored), repr(stored)
-        await player.__aexit__()
+    host = await host_socket(created)
+    player, joined = await joined_client(sockets, code, "Reporter")
+    await host.send(type="start")
+    await player.state(phase="question")
+    await host.send(type="close")
+    await player.state(phase="reveal")
+    await player.send(type="report", question=0, text=text)
+    reply = await player.until(lambda m: m["type"] in ("reported", "error"))
+    assert reply["type"] == "reported", reply
+    stored = await database_sync_to_async(lambda: Report.objects.get(player_id=joined["player"]["id"]).text)()
+    assert len(stored) <= 500
+    assert not UNSAFE.search(stored), repr(stored)
+    await player.__aexit__()
 
 
 def test_casefold_expansion_cannot_make_two_players_share_a_name_or_overflow_the_key(make_room):

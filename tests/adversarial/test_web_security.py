@@ -185,26 +185,27 @@ def test_behind_tls_hsts_is_sent_plain_http_is_redirected_and_cookies_are_secure
     assert session_cookie["secure"] and session_cookie["httponly"] and session_cookie["samesite"] == "Lax"
 
 
-async def test_no_token_or_secret_key_in_the_logs_of_a_whole_join_resume_host_flow(room, caplog, settings, sockets):
+async def test_no_token_or_secret_key_in_the_logs_of_a_whole_join_resume_host_flow(
+    room, caplog, settings, sockets, host_socket
+):
     caplog.set_level(logging.DEBUG)
     settings.WS_RATE_BURST = 3
     settings.WS_RATE_FLOOD = 2
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        player, joined = await joined_client(sockets, code, "Ann")
-        async with Client(code) as again:
+    host = await host_socket(created)
+    player, joined = await joined_client(sockets, code, "Ann")
+    async with Client(code) as again:
+        await again.send(type="resume", token=joined["token"])
+        await again.until(lambda m: m["type"] == "joined")
+        for _ in range(8):  # a flood, so the warning path logs too
             await again.send(type="resume", token=joined["token"])
-            await again.until(lambda m: m["type"] == "joined")
-            for _ in range(8):  # a flood, so the warning path logs too
-                await again.send(type="resume", token=joined["token"])
-            await again.until(lambda m: m["type"] == "closed")
-        async with Client(code) as forger:
-            await forger.send(type="host", token=created.host_token + "x")
-            await forger.error()
-        await player.__aexit__()
+        await again.until(lambda m: m["type"] == "closed")
+    async with Client(code) as forger:
+        await forger.send(type="host", token=created.host_token + "x")
+        await forger.error()
+    await player.__aexit__()
+    await host.__aexit__()
     assert "closing a flooding connection" in caplog.text  # the capture did see the consumer's logs
     secrets_seen = [created.host_token, joined["token"], settings.SECRET_KEY]
     for secret in secrets_seen:

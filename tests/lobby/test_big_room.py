@@ -47,14 +47,12 @@ def _says_nothing_correct(message: dict) -> None:
     assert "results" not in text and "distribution" not in text and '"result"' not in text, message
 
 
-async def test_a_room_of_300_players_gets_frames_sized_for_their_reader(room, settings, sockets):
+async def test_a_room_of_300_players_gets_frames_sized_for_their_reader(room, settings, sockets, host_socket):
     settings.ROOM_MAX_PLAYERS = ROOM
     settings.WS_MAX_PER_IP = ROOM + 20
     created = await room(option_seed="recorder")
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     players = await _fill(sockets, code, ROOM)
     lobby = await host.until(lambda m: m["type"] == "state" and m["player_count"] == ROOM, timeout=WAIT)
     assert len(lobby["players"]) == ROOM  # the host's frame has everyone (sent at a bounded rate)
@@ -128,7 +126,7 @@ async def test_a_join_burst_from_one_address_fills_a_room_of_200_and_wrong_codes
 
 
 async def test_a_burst_of_joins_with_one_nickname_lets_exactly_one_in_and_never_overfills_the_room(
-    room, settings, sockets
+    room, settings, sockets, host_socket
 ):
     """Joins that arrive together go into the database together: twenty phones asking for "Sam" at once get one
     Sam and nineteen "taken"; more joiners than seats fill the room exactly."""
@@ -136,9 +134,7 @@ async def test_a_burst_of_joins_with_one_nickname_lets_exactly_one_in_and_never_
     settings.WS_MAX_PER_IP = 100
     created = await room()
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
 
     async def join(nickname: str) -> dict:
         client = await sockets.open(Client(code))

@@ -5,6 +5,7 @@ import asyncio
 import time
 from datetime import timedelta
 
+import httpx
 import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
@@ -37,6 +38,15 @@ def _phase(room_id: int) -> str:
     return Room.objects.values_list("phase", flat=True).get(pk=room_id)
 
 
+def _roundtrip(server) -> float:
+    """The baseline, in the same test: how long the server process takes to answer a page on this machine now
+    (its scheduling, its database connection), which is what each of its clock's ticks costs too."""
+    started = time.monotonic()
+    response = httpx.get(f"http://127.0.0.1:{server.port}/", timeout=30)
+    assert response.status_code == 200
+    return time.monotonic() - started
+
+
 def test_a_restarted_server_closes_a_due_question_with_no_one_connected(make_room, tmp_path):
     """The question fell due while no server ran; the process that comes up closes it on its own, within a
     couple of clock intervals, though no socket ever connects to it."""
@@ -47,24 +57,28 @@ def test_a_restarted_server_closes_a_due_question_with_no_one_connected(make_roo
         while _phase(room.pk) == "question" and time.monotonic() - listening < 10:
             time.sleep(0.02)
         waited = time.monotonic() - listening
+        roundtrip = _roundtrip(server)
     finally:
         server.stop()
     assert _phase(room.pk) == "reveal", (tmp_path / "asgi.log").read_text()
-    assert waited < 2 * CLOCK_INTERVAL, f"closed {waited:.2f} s after the server was up"
+    # Two clock intervals, and what the server takes to answer anything on this machine now (twice).
+    assert waited < 2 * CLOCK_INTERVAL + 2 * roundtrip, f"closed {waited:.2f} s after the server was up"
 
 
 def test_a_question_falling_due_on_a_running_server_with_no_one_connected_closes(make_room, tmp_path):
     server = start_asgi("asgi", log_path=tmp_path / "asgi.log", env={"GAME_CLOCK_INTERVAL": str(CLOCK_INTERVAL)})
     try:
+        roundtrip = _roundtrip(server)
         room = _open_question(make_room, due_in=0.3)
         due = time.monotonic() + 0.3
         while _phase(room.pk) == "question" and time.monotonic() < due + 10:
             time.sleep(0.02)
         late = time.monotonic() - due
+        roundtrip = max(roundtrip, _roundtrip(server))
     finally:
         server.stop()
     assert _phase(room.pk) == "reveal", (tmp_path / "asgi.log").read_text()
-    assert late < 2 * CLOCK_INTERVAL, f"closed {late:.2f} s after its deadline"
+    assert late < 2 * CLOCK_INTERVAL + 2 * roundtrip, f"closed {late:.2f} s after its deadline"
 
 
 async def test_the_clock_starts_once_per_process_and_stops_with_the_lifespan_that_started_it(make_room):

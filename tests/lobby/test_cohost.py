@@ -130,17 +130,13 @@ def test_replacing_the_link_shuts_out_the_old_link_and_its_browsers_but_not_the_
     assert creator.get(f"/host/{room.code}/").status_code == 200
 
 
-async def test_two_host_sockets_both_move_the_game_and_a_replaced_link_closes_the_cohosts(room, sockets):
+async def test_two_host_sockets_both_move_the_game_and_a_replaced_link_closes_the_cohosts(room, sockets, host_socket):
     created = await room()
     code = created.room.code
     key = cohost_key(room_code=code, generation=0)
     cohost_token = await database_sync_to_async(services.cohost_join)(key=key, code=code)
-    first = await sockets.open(Client(code))
-    await first.send(type="host", token=created.host_token)
-    await first.state(phase="lobby")
-    second = await sockets.open(Client(code))
-    await second.send(type="host", token=cohost_token)
-    await second.state(phase="lobby")
+    first = await host_socket(created)
+    second = await host_socket(created, token=cohost_token)
     # The co-host link's key is not a host token: it hosts nothing on its own.
     async with Client(code) as keyed:
         await keyed.send(type="host", token=key)

@@ -16,19 +16,17 @@ from tests.support.communicator import Client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room, sockets):
+async def test_join_gets_a_token_and_a_snapshot_and_the_host_sees_players_arrive(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        player, joined = await sockets.join(code, "Ada")
-        assert joined["player"]["nickname"] == "Ada" and joined["token"]
-        snap = await player.state(phase="lobby")
-        assert snap["you"]["nickname"] == "Ada"
-        arrived = await host.until(lambda m: m["type"] == "state" and len(m["players"]) == 1)
-        assert arrived["players"][0]["nickname"] == "Ada"
-        await player.__aexit__()
+    host = await host_socket(created)
+    player, joined = await sockets.join(code, "Ada")
+    assert joined["player"]["nickname"] == "Ada" and joined["token"]
+    snap = await player.state(phase="lobby")
+    assert snap["you"]["nickname"] == "Ada"
+    arrived = await host.until(lambda m: m["type"] == "state" and len(m["players"]) == 1)
+    assert arrived["players"][0]["nickname"] == "Ada"
+    await player.__aexit__()
 
 
 async def test_taken_nickname_and_full_room_get_clear_errors(room, settings, sockets):
@@ -82,44 +80,40 @@ async def test_a_player_cannot_act_as_host(room, sockets):
     await player.__aexit__()
 
 
-async def test_answer_double_answer_and_late_answer(room, sockets, game_clock):
+async def test_answer_double_answer_and_late_answer(room, sockets, game_clock, host_socket):
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        ann, _ = await sockets.join(code, "Ann")
-        ben, _ = await sockets.join(code, "Ben")
-        await host.send(type="start")
-        await ann.state(phase="question")
-        await ann.send(type="answer", question=0, option=1)
-        ack = await ann.until(lambda m: m["type"] == "answered")
-        assert ack == {"type": "answered", "question": 0, "option": 1}
-        await ann.send(type="answer", question=0, option=2)
-        assert (await ann.error())["code"] == "already_answered"
-        counted = await host.until(lambda m: m["type"] == "answers")
-        assert counted == {"type": "answers", "question_index": 0, "answered_count": 1}
-        assert not [m for m in ann.backlog + ben.backlog if m["type"] == "answers"]  # only the host needs it
-        await database_sync_to_async(
-            lambda: Room.objects.filter(pk=created.room.pk).update(deadline=timezone.now() + timedelta(seconds=0.3))
-        )()
-        await asyncio.sleep(0.4)
-        await ben.send(type="answer", question=0, option=1)
-        assert (await ben.error())["code"] == "too_late"
-        reveal = await ben.state(phase="reveal")
-        assert reveal["you"]["answered"] is False
-        assert reveal["you"]["result"] is None
-        assert reveal["reveal"]["distribution"] == [0, 1, 0, 0]
-        await ann.__aexit__()
-        await ben.__aexit__()
+    host = await host_socket(created)
+    ann, _ = await sockets.join(code, "Ann")
+    ben, _ = await sockets.join(code, "Ben")
+    await host.send(type="start")
+    await ann.state(phase="question")
+    await ann.send(type="answer", question=0, option=1)
+    ack = await ann.until(lambda m: m["type"] == "answered")
+    assert ack == {"type": "answered", "question": 0, "option": 1}
+    await ann.send(type="answer", question=0, option=2)
+    assert (await ann.error())["code"] == "already_answered"
+    counted = await host.until(lambda m: m["type"] == "answers")
+    assert counted == {"type": "answers", "question_index": 0, "answered_count": 1}
+    assert not [m for m in ann.backlog + ben.backlog if m["type"] == "answers"]  # only the host needs it
+    await database_sync_to_async(
+        lambda: Room.objects.filter(pk=created.room.pk).update(deadline=timezone.now() + timedelta(seconds=0.3))
+    )()
+    await asyncio.sleep(0.4)
+    await ben.send(type="answer", question=0, option=1)
+    assert (await ben.error())["code"] == "too_late"
+    reveal = await ben.state(phase="reveal")
+    assert reveal["you"]["answered"] is False
+    assert reveal["you"]["result"] is None
+    assert reveal["reveal"]["distribution"] == [0, 1, 0, 0]
+    await ann.__aexit__()
+    await ben.__aexit__()
 
 
-async def test_reconnect_returns_to_the_same_phase_score_and_answer(room, sockets):
+async def test_reconnect_returns_to_the_same_phase_score_and_answer(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     ann, joined = await sockets.join(code, "Ann")
     ben, _ = await sockets.join(code, "Ben")
     await host.send(type="start")
@@ -135,22 +129,20 @@ async def test_reconnect_returns_to_the_same_phase_score_and_answer(room, socket
         snap = await again.state(phase="question")
         assert snap["you"]["answered"] is True and snap["you"]["option"] == 1
     await host.__aexit__()  # the host's browser goes too
-    async with Client(code) as host_again:
-        await host_again.send(type="host", token=created.host_token)
-        snap = await host_again.state(phase="question")
-        assert snap["answered_count"] == 1
+    host_again = await host_socket(created, phase="question")
+    snap = host_again.snapshot
+    assert snap["answered_count"] == 1
     await ben.__aexit__()
 
 
-async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sockets, game_clock):
+async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sockets, game_clock, host_socket):
     created = await room(timer_seconds=10)
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        ann, _ = await sockets.join(code, "Ann")
-        await host.send(type="start")
-        await ann.state(phase="question")
+    host = await host_socket(created)
+    ann, _ = await sockets.join(code, "Ann")
+    await host.send(type="start")
+    await ann.state(phase="question")
+    await host.__aexit__()
     # Host disconnected; the server's clock alone must reveal once the deadline passes.
     await database_sync_to_async(
         lambda: Room.objects.filter(pk=created.room.pk).update(deadline=timezone.now() + timedelta(seconds=0.2))
@@ -160,32 +152,30 @@ async def test_the_deadline_closes_the_question_when_the_host_is_gone(room, sock
     await ann.__aexit__()
 
 
-async def test_a_removed_player_is_told_and_cannot_resume(room, sockets):
+async def test_a_removed_player_is_told_and_cannot_resume(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        eve, joined = await sockets.join(code, "Eve")
-        await eve.state(phase="lobby")
-        await host.send(type="remove", player=joined["player"]["id"])
-        error = await eve.error()
-        assert error["code"] == "removed"
-        assert (await eve.comm.receive_output(timeout=2))["type"] == "websocket.close"
-        async with Client(code) as back:
-            await back.send(type="resume", token=joined["token"])
-            assert (await back.error())["code"] == "removed"
+    host = await host_socket(created)
+    eve, joined = await sockets.join(code, "Eve")
+    await eve.state(phase="lobby")
+    await host.send(type="remove", player=joined["player"]["id"])
+    error = await eve.error()
+    assert error["code"] == "removed"
+    assert (await eve.comm.receive_output(timeout=2))["type"] == "websocket.close"
+    async with Client(code) as back:
+        await back.send(type="resume", token=joined["token"])
+        assert (await back.error())["code"] == "removed"
 
 
 @pytest.mark.parametrize("option_seed", ["", "recorder"], ids=["round-order", "shuffled"])
-async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(room, sockets, option_seed):
+async def test_no_message_to_a_player_says_which_option_is_correct_before_its_reveal(
+    room, sockets, option_seed, host_socket
+):
     """Record everything a player receives during a whole game; before each reveal, the correct option
     (its index under any key, or its text marked as correct) must be absent."""
     created = await room(option_seed=option_seed)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     spy, _ = await sockets.join(code, "Spy")
     other, _ = await sockets.join(code, "Other")
     await host.send(type="start")
@@ -247,12 +237,10 @@ async def test_a_client_that_missed_events_catches_up_with_sync(room, sockets):
     await ann.__aexit__()
 
 
-async def test_the_host_voids_a_played_question_and_players_see_the_corrected_scores(room, sockets):
+async def test_the_host_voids_a_played_question_and_players_see_the_corrected_scores(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     ann, _ = await sockets.join(code, "Ann")
     await host.send(type="start")
     await ann.state(phase="question")

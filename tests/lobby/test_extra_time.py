@@ -49,13 +49,11 @@ def _rewind(room_id: int, seconds: float) -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_player_with_x2_answers_after_the_others_deadline_is_counted_and_the_question_closes_at_theirs(
-    room, sockets, game_clock
+    room, sockets, game_clock, host_socket
 ):
     created = await room(timer_seconds=10)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     ann, joined = await sockets.join(code, "Ann")
     ben, _ = await sockets.join(code, "Ben")
     await host.send(type="extra_time", player=joined["player"]["id"], percent=200)
@@ -172,12 +170,10 @@ def test_the_speed_bonus_is_chosen_at_room_creation_or_in_the_lobby_and_not_chan
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_player_asks_for_more_time_when_joining_and_the_host_confirms_or_declines(room, sockets):
+async def test_a_player_asks_for_more_time_when_joining_and_the_host_confirms_or_declines(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     cat = await sockets.open(Client(code))
     await cat.send(type="join", nickname="Cat", more_time=True)
     cat_id = (await cat.until(lambda m: m["type"] == "joined"))["player"]["id"]
@@ -218,12 +214,10 @@ async def test_a_player_cannot_give_anyone_extra_time(room, sockets):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_host_gets_a_clear_message_for_a_time_the_game_does_not_offer(room, sockets):
+async def test_the_host_gets_a_clear_message_for_a_time_the_game_does_not_offer(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     _, joined = await sockets.join(code, "Ann")
     for percent in (300, "200", True, None):
         await host.send(type="extra_time", player=joined["player"]["id"], percent=percent)

@@ -21,9 +21,7 @@ needs_postgres = pytest.mark.skipif(
 
 
 async def _lobby(base, created, nicknames):
-    host = await Peer(base, created.room.code).open()
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await Peer(base, created.room.code).open_as_host(created.host_token)
     players = []
     for nickname in nicknames:
         peer = await Peer(base, created.room.code).open()

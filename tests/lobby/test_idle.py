@@ -19,14 +19,12 @@ async def test_a_socket_that_never_joins_is_closed_after_the_timeout(room, setti
     assert closed == {"type": "closed", "code": 4408}
 
 
-async def test_joined_players_and_hosts_are_kept_past_the_timeout(room, settings, sockets):
+async def test_joined_players_and_hosts_are_kept_past_the_timeout(room, settings, sockets, host_socket):
     settings.WS_JOIN_TIMEOUT = 0.5
     created = await room()
     code = created.room.code
     player, _ = await sockets.join(code, "Ada")
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     await asyncio.sleep(1.2)
     for peer in (player, host):
         await peer.send(type="ping")

@@ -42,9 +42,7 @@ def _db_scores(room_id):
 async def test_a_round_across_two_processes_closes_each_question_once_and_scores_agree(two_servers, make_room):
     created = await sync_to_async(make_room)(timer_seconds=10)
     code = created.room.code
-    host = await Peer(two_servers[0].ws_base, code).open()  # the host's own connection
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await Peer(two_servers[0].ws_base, code).open_as_host(created.host_token)  # the host's own connection
     peers = await _players(two_servers, code)
     await host.until(lambda m: m["type"] == "state" and len(m["players"]) == 4)
     await host.send(type="start", phase="lobby", index=-1)
@@ -84,9 +82,7 @@ async def test_killing_a_process_mid_question_loses_no_answer_and_its_players_ca
     created = await sync_to_async(make_room)(timer_seconds=30)
     code = created.room.code
     survivor, doomed = two_servers
-    host = await Peer(survivor.ws_base, code).open()
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await Peer(survivor.ws_base, code).open_as_host(created.host_token)
     peers = await _players(two_servers, code)
     await host.send(type="start", phase="lobby", index=-1)
     for peer in peers:
@@ -130,9 +126,7 @@ async def test_one_big_room_split_across_two_processes_sees_the_same_question_an
     try:
         created = await sync_to_async(make_room)(timer_seconds=30)
         code = created.room.code
-        host = await Peer(servers[0].ws_base, code).open()
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
+        host = await Peer(servers[0].ws_base, code).open_as_host(created.host_token)
         peers = []
         for n in range(BIG_ROOM):
             peer = await Peer(servers[n % 2].ws_base, code).open()

@@ -274,31 +274,29 @@ def test_the_review_admin_voids_a_question_for_a_room(make_room, admin_client):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_report_and_crowd_flag_through_the_consumers(room, sockets):
+async def test_report_and_crowd_flag_through_the_consumers(room, sockets, host_socket):
     created = await room()
     code = created.room.code
-    async with Client(code) as host:
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
-        players = [(await sockets.join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
-        await host.send(type="start")
-        for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
-            await client.state(phase="question")
-            await client.send(type="answer", question=0, option=option)
-            await client.until(lambda m: m["type"] == "answered")
-        await host.state(phase="reveal")
-        await players[0].send(type="report", question=0, text="B is wrong, it is A")
-        assert (await players[0].until(lambda m: m["type"] == "reported"))["question"] == 0
-        # The crowd check runs just after the reveal is sent, beside the report: wait for both.
-        for _ in range(100):
-            flags = await database_sync_to_async(lambda: list(Flag.objects.order_by("kind").values("kind", "detail")))()
-            if len(flags) == 2:
-                break
-            await asyncio.sleep(0.05)
-        assert [f["kind"] for f in flags] == ["crowd", "reported"]
-        assert flags[1]["detail"]["text"] == "B is wrong, it is A" and flags[1]["detail"]["player"] == "Ann"
-        for client in players:
-            await client.__aexit__()
+    host = await host_socket(created)
+    players = [(await sockets.join(code, name))[0] for name in ["Ann", "Ben", "Cy", "Dee", "Eve"]]
+    await host.send(type="start")
+    for client, option in zip(players, [0, 0, 0, 1, 1], strict=True):
+        await client.state(phase="question")
+        await client.send(type="answer", question=0, option=option)
+        await client.until(lambda m: m["type"] == "answered")
+    await host.state(phase="reveal")
+    await players[0].send(type="report", question=0, text="B is wrong, it is A")
+    assert (await players[0].until(lambda m: m["type"] == "reported"))["question"] == 0
+    # The crowd check runs just after the reveal is sent, beside the report: wait for both.
+    for _ in range(100):
+        flags = await database_sync_to_async(lambda: list(Flag.objects.order_by("kind").values("kind", "detail")))()
+        if len(flags) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert [f["kind"] for f in flags] == ["crowd", "reported"]
+    assert flags[1]["detail"]["text"] == "B is wrong, it is A" and flags[1]["detail"]["player"] == "Ann"
+    for client in players:
+        await client.__aexit__()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -113,12 +113,10 @@ def test_a_room_without_a_seed_plays_the_rounds_order():
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_over_the_socket_a_player_names_and_gets_back_options_in_the_rooms_order(room, sockets):
+async def test_over_the_socket_a_player_names_and_gets_back_options_in_the_rooms_order(room, sockets, host_socket):
     created = await room(option_seed=SEED_ONE)
     code = created.room.code
-    host = await sockets.open(Client(code))
-    await host.send(type="host", token=created.host_token)
-    await host.state(phase="lobby")
+    host = await host_socket(created)
     ann, joined = await sockets.join(code, "Ann")
     await sockets.join(code, "Ben")  # keeps the question open
     await host.send(type="start")

@@ -80,9 +80,7 @@ async def test_after_a_worker_restart_the_sockets_spread_over_both_workers_and_n
         workers = await _until(two_workers, 60, "both workers in the registry")
         created = await sync_to_async(make_room)(timer_seconds=60)
         code = created.room.code
-        host = await Peer(server.ws_base, code).open()
-        await host.send(type="host", token=created.host_token)
-        await host.state(phase="lobby")
+        host = await Peer(server.ws_base, code).open_as_host(created.host_token)
         peers = []
         for n in range(PLAYERS):
             peer = await Peer(server.ws_base, code).open()

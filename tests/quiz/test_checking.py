@@ -114,6 +114,36 @@ def test_the_wrong_answer_is_shown_doubtful_with_its_scores_and_the_others_passe
             assert "doubtful kept by the host" not in translated, (language, path)
 
 
+@pytest.fixture
+def judge_on(settings, writer):
+    """The judge backend (one JSON report per question) on the scripted server's chat completions."""
+    settings.VERIFIER_BACKEND = "judge"
+    settings.VERIFIER_BASE_URL = f"{writer.url}/v1"
+    settings.VERIFIER_API_KEY = "test-key"
+    settings.VERIFIER_MODEL = "judge-7b-2025-03"
+    settings.VERIFIER_TIMEOUT = 5.0
+    settings.VERIFIER_CONCURRENCY = 4
+    return writer
+
+
+def test_the_judge_backend_checks_a_hosts_questions(judge_on, client, started_jobs):
+    judge_on.script.probabilities = {"capital of Australia": {"answer_correct": 0.1, "explanation_true": 0.2}}
+    judge_on.script.choice_texts = BLIND_CHOICES
+    round_ = import_round(client)
+    editor = client.get(f"/rounds/{round_.pk}/edit/").content.decode()
+    assert 'id="check-questions"' in editor
+    job = press_check(client, round_, started_jobs)
+    assert job.status == GenerationStatus.DONE, job.message
+    assert (job.checked, job.dropped) == (4, 1)
+    marks = verdict_blocks(client.get(f"/rounds/{round_.pk}/edit/").content.decode())
+    assert [mark for mark, _ in marks] == ["passed", "doubtful", "passed", "passed"]
+    assert set(Verdict.objects.values_list("backend", flat=True)) == {"judge"}
+    # One report per question reached the judge (and the blind questions besides).
+    assert len(judge_on.check_requests("/v1/chat/completions")) == 4
+    round_.refresh_from_db()
+    assert round_.check_label == "checked: 1 doubtful kept by the host"
+
+
 def test_with_the_checker_down_every_question_is_unverified_with_why_and_the_round_plays(
     gate_on, client, started_jobs, settings
 ):

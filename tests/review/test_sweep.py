@@ -21,6 +21,7 @@ from review.sweep import (
     thresholds_for,
     widest_safe,
 )
+from verifier import policy
 from verifier.models import Verdict
 from verifier.services import verdict_record
 
@@ -53,6 +54,29 @@ def test_thresholds_are_the_grid_plus_every_distinct_score():
     assert len(thresholds) == 24
     assert {0.12, 0.62, 0.64, 0.81, 0.93} <= set(thresholds)
     assert thresholds == sorted(thresholds)
+
+
+def test_the_sweep_drops_exactly_what_the_gate_drops():
+    # At every threshold, a labelled question counts as dropped when the gate's own judgement drops its score.
+    items = labelled()
+    for threshold in thresholds_for(item.score for item in items):
+        gate_drops = [
+            item
+            for item in items
+            if policy.closed_book_judgement(probabilities={"answer_correct": item.score}, has_explanation=False,
+                                            threshold=threshold).outcome == policy.Outcome.DROPPED
+        ]  # fmt: skip
+        row = sweep_row(items, threshold)
+        assert row.dropped == len(gate_drops)
+        assert row.caught == sum(1 for item in gate_drops if item.label == "defective")
+
+
+def test_the_sweep_asks_the_gate_for_its_pass_rule(monkeypatch):
+    # The rule lives in one place: were the gate to drop a score equal to its threshold, so would the sweep.
+    items = labelled()
+    assert sweep_row(items, 0.55).dropped == 2  # 0.12 and 0.30; both 0.55s pass
+    monkeypatch.setattr(policy, "passes", lambda *, score, threshold: score > threshold)
+    assert sweep_row(items, 0.55).dropped == 4
 
 
 def test_a_row_counts_catches_false_drops_and_shares_by_hand():
@@ -220,3 +244,27 @@ def test_the_chart_steps_at_each_score_and_escapes_its_text():
     assert svg.startswith("<svg") and svg.endswith("</svg>")
     assert "m&quot;&lt;x&gt;" in svg and "<x>" not in svg
     assert "widest safe 0.55" in svg and "stored 0.6" in svg
+
+
+def chart_cases():
+    """The inputs whose charts tests/review/data/sweep_charts.json holds, as the f-string chart drew them."""
+    [first] = sweep(labelled(model_id='m"<x>'))
+    yield "escaped model, stored threshold", first, 0.6
+    [second] = sweep(labelled(backend="llm", model_id="checker-8b-2025-01"))
+    yield "llm, nothing stored", second, None
+    [third] = sweep(labelled(defective=[], backend="<script>&'", model_id="jev-1.13.0"))
+    yield "no defective labels, hostile backend", third, 0.35
+    [fourth] = sweep(labelled(good=[], model_id="jev-1.14.0"))
+    yield "no good labels", fourth, 1.0
+
+
+def test_the_chart_from_its_template_is_the_chart_it_was():
+    from review.chart import sweep_chart
+
+    expected = json.loads((DATA.parent / "sweep_charts.json").read_text())
+    drawn = {name: str(sweep_chart(result, stored_threshold=stored)) for name, result, stored in chart_cases()}
+    assert drawn.keys() == expected.keys()
+    for name in expected:
+        assert drawn[name] == expected[name], name
+    assert "&lt;script&gt;&amp;&#x27;" in drawn["no defective labels, hostile backend"]
+    assert "<script>" not in drawn["no defective labels, hostile backend"]

@@ -57,6 +57,8 @@ class Client:
         self.received: list[dict] = []
         self.backlog: list[dict] = []
         self.closed: int | None = None
+        # The first snapshot of a socket opened as the host (`Sockets.host`).
+        self.snapshot: dict | None = None
 
     async def __aenter__(self):
         connected, _ = await self.comm.connect()
@@ -130,6 +132,14 @@ class Sockets:
         await client.send(type="join", nickname=nickname)
         joined = await client.until(lambda m: m["type"] == "joined")
         return client, joined
+
+    async def host(self, code: str, token: str, *, kind: type[Client] = Client, **expected) -> Client:
+        """The host-connect sequence: a socket on the room (a `kind` client), the host (or co-host) token sent,
+        and the first snapshot read (`client.snapshot`), one with `expected` (a lobby's when nothing is said)."""
+        client = await self.open(kind(code))
+        await client.send(type="host", token=token)
+        client.snapshot = await client.state(**(expected or {"phase": "lobby"}))
+        return client
 
     async def close(self) -> None:
         opened, self.opened = self.opened, []

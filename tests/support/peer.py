@@ -15,9 +15,18 @@ class Peer:
         self.backlog: list[dict] = []
         self.token: str | None = None
         self.host_token: str | None = None
+        self.snapshot: dict | None = None
 
     async def open(self) -> "Peer":
         self.ws = await connect(self.url, origin=self.origin, open_timeout=5)
+        return self
+
+    async def open_as_host(self, token: str, **expected) -> "Peer":
+        """The host-connect sequence on a server process: connected, the host token sent, and the first
+        snapshot read (`self.snapshot`), the lobby's unless other fields are expected."""
+        await self.open()
+        await self.send(type="host", token=token)
+        self.snapshot = await self.state(**(expected or {"phase": "lobby"}))
         return self
 
     async def reopen(self) -> "Peer":

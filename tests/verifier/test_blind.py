@@ -24,7 +24,6 @@ from verifier.gate import Gate, GateItem
 from verifier.prompts import blind_document
 from verifier.services import verdict_record
 
-SLACK = 0.35
 APPLE_CUP = GateItem(
     key="apple",
     text="Which team won the 2021 Apple Cup?",
@@ -281,12 +280,20 @@ async def test_a_failed_blind_call_does_not_save_a_low_scoring_question(systemon
     assert decision.blind_missing
 
 
-async def test_a_slow_blind_call_is_cut_at_the_deadline(systemone):
+async def test_a_slow_blind_call_is_cut_at_the_deadline(systemone, settings):
+    # The baseline, in the same test: what a clean check (its blind calls answered at once) costs now, under a
+    # roomy deadline so that a busy machine slows it rather than cutting it short.
+    settings.VERIFIER_TIMEOUT = 30.0
+    async with _gate() as gate:
+        clean = await gate.check(item(2))
+    assert clean.outcome == "passed" and not clean.blind_missing
+    settings.VERIFIER_TIMEOUT = TEST_TIMEOUT
     systemone.script.blind_latency = 5
     async with _gate() as gate:
         decision = await gate.check(item(1))
     assert (decision.outcome, decision.reason) == ("passed", "blind_timeout")
-    assert decision.latency_ms <= (TEST_TIMEOUT + SLACK) * 1000
+    # Cut at the call's deadline, not the server's 5 s: the deadline plus twice a clean check's cost now.
+    assert decision.latency_ms <= TEST_TIMEOUT * 1000 + 2 * clean.latency_ms, (decision.latency_ms, clean.latency_ms)
 
 
 async def test_when_the_checks_fail_the_question_is_unverified_and_keeps_what_the_blind_call_said(systemone):

@@ -4,6 +4,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from tests.fakes.model_server import options_in
+from tests.support.timing import timed
 from tests.verifier.conftest import JUDGE_TIMEOUT, TEST_TIMEOUT
 from tests.verifier.helpers import item, stopwatch
 from verifier import policy
@@ -132,6 +133,9 @@ async def test_report_found_and_scored(judge, style):
     ],
 )
 async def test_bad_report_fails_open_with_its_own_reason(judge, style, words, reason):
+    # The baseline, in the same test: the same round with clean reports, on this machine now.
+    clean, baseline = await timed(lambda: _gate().check_all([item(1), item(2)]))
+    assert [decision.outcome for decision in clean] == ["passed", "passed"]
     judge.script.judge_replies = {"Question number 1": style}
     with stopwatch() as times:
         decisions = await _gate().check_all([item(1), item(2)])
@@ -141,7 +145,7 @@ async def test_bad_report_fails_open_with_its_own_reason(judge, style, words, re
     # The other question of the round is scored as usual.
     assert decisions[1].outcome == "passed"
     # Nothing waited for more than the answer: a bad report fails at once, not at the deadline.
-    assert times["wall"] < JUDGE_TIMEOUT
+    assert times["wall"] - baseline < JUDGE_TIMEOUT / 2, (times["wall"], baseline)
 
 
 async def test_reasoning_model_out_of_tokens_says_how_many_it_thought(judge, settings):
@@ -185,12 +189,16 @@ async def test_a_set_report_limit_is_kept(judge, settings):
 
 
 async def test_slow_judge_is_cut_at_the_deadline(judge, settings):
+    # The baseline, in the same test: a clean check on this machine now (under the roomy judge deadline).
+    clean, baseline = await timed(lambda: _gate().check(item(2)))
+    assert clean.outcome == "passed"
     settings.VERIFIER_TIMEOUT = TEST_TIMEOUT
     judge.script.latency = 5.0
     with stopwatch() as times:
         decision = await _gate().check(item(1))
     assert (decision.outcome, decision.reason) == ("unverified", "timeout")
-    assert times["wall"] < TEST_TIMEOUT + 0.3
+    # Cut at the deadline, not the judge's 5 s: the deadline plus twice a clean check's cost now.
+    assert times["wall"] < TEST_TIMEOUT + 2 * baseline, (times["wall"], baseline)
 
 
 @pytest.mark.parametrize(
@@ -207,10 +215,13 @@ async def test_format_falls_back_when_the_server_refuses_it(judge, refused, form
         first = await gate.check(item(1))
         second = await gate.check(item(2))
     assert first.outcome == "passed" and first.details["judge"]["format"] == format_used
-    assert len(_of(_report_requests(judge), "Question number 1")) == report_calls
-    # The two blind calls wait in their slots for the report's call to learn the format; every call is counted.
-    assert first.details["calls"] == len(_of(judge.requests_to(CHAT), "Question number 1"))
-    assert first.details["calls"] >= report_calls + 2
+    # One of the question's three calls (the report's or a blind one: whichever takes its slot first on a loaded
+    # machine) walks the ladder, `report_calls` requests; the other two wait for it and are asked in the learnt
+    # format at once. Every call is counted.
+    asked = _of(judge.requests_to(CHAT), "Question number 1")
+    assert len(asked) == report_calls + 2
+    assert sorted(_format(r) for r in asked).count(format_used) == 3
+    assert first.details["calls"] == len(asked)
     assert [answer["format"] for answer in first.details["blind"]["orders"]] == [format_used] * 2
     # The round remembers what the server takes: the next question is asked in that format at once.
     assert second.details["calls"] == 3 and second.details["judge"]["format"] == format_used

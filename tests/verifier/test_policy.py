@@ -3,7 +3,7 @@ import math
 import pytest
 
 from verifier import policy
-from verifier.conf import GroundedBounds
+from verifier.policy import GroundedBounds
 
 # The bounds the settings ship with (config/settings.py).
 BOUNDS = GroundedBounds(

@@ -130,8 +130,6 @@ class CallBudget:
 class Backend(Protocol):
     name: str
     model_id: str
-    # Whether `ask_blind` can answer (the blind question is then asked unless VERIFIER_BLIND is off).
-    supports_blind: bool
 
     async def ask(
         self, *, document: Mapping[str, Any], checks: tuple[str, ...], budget: CallBudget

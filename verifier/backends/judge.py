@@ -269,7 +269,6 @@ def reply_object(payload: Mapping[str, Any], *, max_tokens: int) -> dict[str, An
 
 class JudgeBackend:
     name = "judge"
-    supports_blind = True
 
     def __init__(self, config: GateConfig) -> None:
         self.config = config

@@ -151,7 +151,6 @@ def openai_client(config: GateConfig) -> openai.AsyncOpenAI:
 
 class LlmBackend:
     name = "llm"
-    supports_blind = True
 
     def __init__(self, config: GateConfig) -> None:
         self.config = config

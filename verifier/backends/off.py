@@ -9,7 +9,6 @@ class OffBackend:
     """Nothing is checked; the gate labels every question `unchecked` without asking this backend."""
 
     name = "off"
-    supports_blind = False
 
     def __init__(self, config: GateConfig) -> None:
         self.model_id = ""

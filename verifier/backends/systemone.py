@@ -94,7 +94,6 @@ def systemone_choice_probabilities(payload: Mapping[str, Any], *, letters: tuple
 
 class SystemOneBackend:
     name = "systemone"
-    supports_blind = True
 
     def __init__(self, config: GateConfig) -> None:
         self.config = config

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from review.checker_eval import evaluate, format_text, items_from_file, labels_store, pack_items, run_store
 from verifier import conf
+from verifier.registry import gate_enabled
 
 
 class Command(BaseCommand):
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
 
     def handle(self, *args, **options):
-        if conf.backend_name() not in conf.CHECKING_BACKENDS:
+        if not gate_enabled():
             raise CommandError("No checker is configured (VERIFIER_BACKEND is off): there is nothing to evaluate.")
         if not conf.model_id():
             raise CommandError("The checker has no pinned model id (VERIFIER_MODEL).")
