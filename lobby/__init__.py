@@ -1,10 +1,12 @@
 """The game: rooms, players, answers and the clock, played live over WebSockets.
 
 Owns the rooms' rules (machine.py, pure, which import-linter checks: no Django, Channels or asgiref; phases,
-scoring, streaks, voided questions, the crowd verdict), their writes (services.py: every phase change a
-compare-and-set on the room's row), reads and snapshots (selectors.py), the events sent after commit (events.py),
-the consumer, the game clock (started once per process by the ASGI lifespan), the per-IP limits (ratelimit.py)
-and the game's half of the review queue's admin (admin.py, through review's admin hooks).
+scoring, streaks, voided questions, the crowd verdict), their writes (the services/ package, one module per job:
+rooms.py with codes and host/co-host tokens, players.py, progress.py where every phase change is a
+compare-and-set on the room's row, answers.py in batches, reports.py), reads and snapshots (selectors.py), the
+events sent after commit (events.py), the consumer, the game clock (started once per process by the ASGI
+lifespan), the per-IP limits (ratelimit.py) and the game's half of the review queue's admin (admin.py, through
+review's admin hooks).
 
 May import: review, quiz, verifier, core. Nothing imports lobby but config.
 """

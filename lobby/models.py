@@ -18,7 +18,7 @@ class Room(models.Model):
     # Bumped by every change a client should see; clients drop snapshots older than the one they hold.
     seq = models.PositiveIntegerField(default=0)
     locked = models.BooleanField(default=False)
-    # Drawn once per room (lobby.services.room_create): the order its options are shown in comes from it
+    # Drawn once per room (lobby.services.rooms.room_create): the order its options are shown in comes from it
     # (lobby.machine.option_order). Empty for rooms from before shuffling: they show the round's order.
     option_seed = models.CharField(max_length=64, blank=True, default="")
     # The co-host link of this generation is the live one; replacing the link bumps it (lobby.tokens.HostGrant).

@@ -134,7 +134,7 @@ class ReviewItem(Question):
 
 class CheckerEvalRun(models.Model):
     """One `manage.py checker_eval` run: how well the configured checker told good questions from bad ones
-    (review/checker_eval.py's report, as JSON, and as the text it printed)."""
+    (review/checker_eval's report, as JSON, and as the text it printed)."""
 
     backend = models.CharField(max_length=20)
     model_id = models.CharField(max_length=200, blank=True)

@@ -348,3 +348,10 @@ def configured_breaker_state() -> BreakerState | None:
 def shared_breakers() -> bool:
     """Whether the breaker's state is shared by every process (a Redis cache) or kept per process."""
     return "redis" in type(caches["default"]).__module__
+
+
+def gate_breaker(config: GateConfig) -> Breaker | None:
+    """The breaker guarding a gate's calls to `config`'s backend; None for a backend that makes no calls."""
+    if not gate_enabled(config.backend):
+        return None
+    return breaker_for(backend=config.backend, model_id=config.model_id, config=config)

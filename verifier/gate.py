@@ -6,7 +6,6 @@ the database.
 """
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from types import TracebackType
@@ -15,9 +14,10 @@ from typing import Any, Self
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import conf, policy
-from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure
-from verifier.breaker import UNAVAILABLE, Breaker, BreakerGuard, breaker_for
+from verifier import blind, conf, first_check, policy, round_report
+from verifier.backends import Backend, CallBudget, GateFailure
+from verifier.blind import add_tokens, blind_applicable
+from verifier.breaker import Breaker, BreakerGuard, gate_breaker
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
     CHECKER_DISAGREES,
@@ -30,13 +30,9 @@ from verifier.decisions import (
     OutcomeName,
     RoundTally,
 )
-from verifier.prompts import OPTION_LABELS, blind_document, option_letters, question_document
+from verifier.pass_marks import round_pass_marks, served_pass_mark
 from verifier.registry import backend_for, can, gate_enabled
-from verifier.selectors import stored_thresholds, threshold_for
-
-# A blind answer's details that belong to the order it was shown in (letters as shown there).
-PER_ORDER_DETAILS = frozenset({"served_choice", "confidence"})
-logger = logging.getLogger("verifier")
+from verifier.second_opinion import SecondOpinion
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
 __all__ = [
@@ -105,24 +101,16 @@ class Gate:
         )
         # The second opinion for the borderline: its own backend, call budget (its deadline) and breaker.
         self.second = config.second_opinion if self.enabled else None
-        self.second_backend: Backend | None = None
-        self.second_budget: CallBudget | None = None
         self.second_threshold = second_threshold or (config.default_threshold, False)
-        self._second_pending: set[asyncio.Timeout] = set()
+        self.second_opinion: SecondOpinion | None = None
         if self.second is not None:
-            self.second_backend = second_backend or backend_for(self.second)
-            second_breaker = _breaker_for(self.second) if breaker is not None else None
-            self._second_guard: BreakerGuard | None = (
-                BreakerGuard(second_breaker, batch=self.second.concurrency, sealed=self._sealed)
-                if second_breaker is not None
-                else None
-            )
-            self.second_budget = CallBudget(
-                concurrency=self.second.concurrency,
-                timeout=self.second.timeout,
-                guard=self._second_guard,
+            self.second_opinion = SecondOpinion(
+                self.second,
+                threshold=self.second_threshold,
+                backend=second_backend,
+                guarded=breaker is not None,
+                sealed=self._sealed,
                 past_deadline=self._past_deadline,
-                backend=self.second.backend,
             )
         self.tally = RoundTally()
         self._closed = False
@@ -134,28 +122,15 @@ class Gate:
     def from_settings(cls, *, threshold: float | None = None, source_text: str | None = None) -> "Gate":
         """Sync: reads settings and, unless `threshold` is given, the stored thresholds from the database."""
         config = conf.gate_config()
-        thresholds: dict[str, float] | None = None
-        if threshold is not None:
-            value, calibrated = threshold, False
-        elif gate_enabled(config.backend):
-            value, calibrated = threshold_for(backend=config.backend, model_id=config.model_id)
-            thresholds = stored_thresholds(backend=config.backend)
-        else:
-            value, calibrated = config.default_threshold, False
-        # A given pass mark is the bar for the second opinion too; otherwise its model's stored one.
-        second_threshold = (value, False) if threshold is not None else None
-        if config.second_opinion is not None and threshold is None:
-            second_threshold = threshold_for(
-                backend=config.second_opinion.backend, model_id=config.second_opinion.model_id
-            )
+        marks = round_pass_marks(config, threshold=threshold)
         return cls(
             config=config,
-            threshold=value,
-            calibrated=calibrated,
+            threshold=marks.threshold,
+            calibrated=marks.calibrated,
             source_text=source_text,
-            thresholds=thresholds,
-            breaker=_breaker_for(config),
-            second_threshold=second_threshold,
+            thresholds=marks.thresholds,
+            breaker=gate_breaker(config),
+            second_threshold=marks.second,
         )
 
     def seal(self, *, writing: bool = True) -> None:
@@ -166,9 +141,8 @@ class Gate:
         self._deadline = asyncio.get_running_loop().time() + self.config.timeout + ROUND_GRACE
         for scope in self._pending:
             scope.reschedule(self._deadline)
-        for scope in self._second_pending:
-            when = scope.when()
-            scope.reschedule(min(when, self._second_cut()) if when is not None else self._second_cut())
+        if self.second_opinion is not None:
+            self.second_opinion.reschedule(self._second_cut())
 
     def unseal(self) -> None:
         """The writer writes again (its next attempt): checks begun from now on wait for the next seal."""
@@ -186,18 +160,23 @@ class Gate:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
 
     def threshold_for_served(self, served: str) -> tuple[float, bool]:
-        """(pass mark, calibrated) for the model the server served: the pinned one's when it served the pinned
-        model or did not say; otherwise the stricter of the pinned model's and the served model's stored one.
+        """(pass mark, calibrated) for the model the server served (verifier/pass_marks.py)."""
+        return served_pass_mark(
+            served,
+            pinned=self.config.model_id,
+            threshold=self.threshold,
+            calibrated=self.calibrated,
+            thresholds=self.thresholds,
+        )
 
-        A server chooses what it says it served, so a served id must never lower the bar: a lie (or a server moved
-        to a model calibrated lower) would pass what the pinned model's bar holds back. The stricter bar is
-        "calibrated" only when it is the served model's own stored one."""
-        if not served or served == self.config.model_id:
-            return self.threshold, self.calibrated
-        stored = self.thresholds.get(served) if self.thresholds is not None else None
-        if stored is not None and stored >= self.threshold:
-            return stored, True
-        return self.threshold, False
+    @property
+    def second_backend(self) -> Backend | None:
+        return self.second_opinion.backend if self.second_opinion is not None else None
+
+    @property
+    def second_budget(self) -> CallBudget | None:
+        """The second opinion's call budget (its calls are counted there), None without one."""
+        return self.second_opinion.budget if self.second_opinion is not None else None
 
     @property
     def enabled(self) -> bool:
@@ -226,14 +205,21 @@ class Gate:
             return
         self._closed = True
         await self.backend.aclose()
-        if self.second_backend is not None:
-            await self.second_backend.aclose()
+        if self.second_opinion is not None:
+            await self.second_opinion.backend.aclose()
         if self._guard is not None:
             await self._guard.drain()
-        if self.second is not None and self._second_guard is not None:
-            await self._second_guard.drain()
+        if self.second_opinion is not None and self.second_opinion.guard is not None:
+            await self.second_opinion.guard.drain()
         if self.tally.checked:
-            self._log_round()
+            round_report.log_round(
+                config=self.config,
+                threshold=self.threshold,
+                calibrated=self.calibrated,
+                enabled=self.enabled,
+                tally=self.tally,
+                budget=self.budget,
+            )
 
     def _decision(self, item: GateItem, **fields: Any) -> GateDecision:
         pinned = self.config.model_id if self.enabled else ""
@@ -241,11 +227,6 @@ class Gate:
         fields.setdefault("calibrated", self.calibrated)
         fields["model_id"] = fields.get("model_id") or pinned
         return GateDecision(key=item.key, backend=self.config.backend, requested_model_id=pinned, **fields)
-
-    def _checks_for(self, item: GateItem) -> tuple[str, ...]:
-        if self.grounded:
-            return policy.grounded_checks()
-        return policy.closed_book_checks(has_explanation=bool(item.explanation.strip()))
 
     async def check(self, item: GateItem) -> GateDecision:
         now = time.monotonic()
@@ -268,128 +249,22 @@ class Gate:
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
-        """Ask the blind question alone (its own call, one per order shown). Never raises for a backend's fault.
-
-        The options are shown in an order shuffled per question (VERIFIER_BLIND_SEED), and with
-        VERIFIER_BLIND_ORDERS=2 once more with every option moved one place; each answer is mapped back to the
-        options' own letters and the answers averaged. Two answers that name two different options (a checker
-        that answers by position: "A" whatever A is) are recorded but not scored, and flag nothing.
-        """
-        letters = option_letters(item.options)
-        if not self.blind_enabled:
-            return BlindCheck(failure=GateFailure("blind_off", "the blind check is off or not supported"))
-        if not blind_applicable(item):
-            return BlindCheck(failure=GateFailure("blind_not_applicable", "the marked option has no letter"))
-        options = item.options[: len(letters)]
-        orders = policy.blind_orders(
-            seed=self.config.blind_seed, question=item.text, options=options, count=self.config.blind_orders
+        """Ask the blind question alone (verifier/blind.py), on this round's call budget."""
+        return await blind.blind_check(
+            item, enabled=self.blind_enabled, config=self.config, backend=self.backend, budget=self.budget
         )
-        shown = await asyncio.gather(*(self._blind_in_order(item, order, letters) for order in orders))
-        # Every call made, a backend's retries included (an order that failed counts as one).
-        calls = sum(1 if isinstance(result, GateFailure) else result[0].calls for result in shown)
-        for result in shown:
-            if isinstance(result, GateFailure):
-                return BlindCheck(failure=result, calls=calls)
-        answers = [answer for answer, _ in shown]
-        readings = [reading for _, reading in shown]
-        marked = letters[item.correct_index]
-        picks = [policy.most_probable(reading, marked=marked) for reading in readings]
-        recorded = [
-            {
-                "order": order,
-                "picked_shown": letters[order.index(letters.index(pick))],
-                "picked": letters.index(pick),
-                "probabilities_shown": {letter: round(p, 6) for letter, p in answer_shown.items()},
-                **answer.details,
-            }
-            for order, pick, (answer, answer_shown) in zip(
-                orders,
-                picks,
-                ((a, policy.normalised(a.probabilities, letters=letters) or {}) for a in answers),
-                strict=True,
-            )
-        ]
-        # What is common to the orders (the format, the served model) at the top; what one order's answer said (its
-        # letter as shown, its stated confidence) only in that order's entry, where the letters mean what was shown.
-        common = {k: v for k, v in answers[0].details.items() if k not in PER_ORDER_DETAILS}
-        details: dict[str, Any] = {**common, "orders": recorded}
-        input_tokens = _add_tokens(*(answer.input_tokens for answer in answers))
-        output_tokens = _add_tokens(*(answer.output_tokens for answer in answers))
-        probabilities = policy.averaged(readings)
-        if len(set(picks)) > 1:
-            shown_letters = ", ".join(entry["picked_shown"] for entry in recorded)
-            chosen = ", then ".join(f"{pick}. {item.options[letters.index(pick)]}" for pick in picks)
-            return BlindCheck(
-                failure=GateFailure(
-                    ORDER_DEPENDENT,
-                    f"the answer followed the order shown ({shown_letters}: {chosen}); not scored",
-                ),
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                details={
-                    **details,
-                    "probabilities": {letter: round(p, 6) for letter, p in probabilities.items()},
-                    "marked": marked,
-                    "scored": False,
-                    "order_dependent": True,
-                },
-                calls=calls,
-            )
-        reading = policy.blind_reading(
-            probabilities=probabilities, marked=marked, disagree_at=self.config.blind_disagree
-        )
-        return BlindCheck(
-            reading=reading,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            details=details,
-            calls=calls,
-        )
-
-    async def _blind_in_order(
-        self, item: GateItem, order: list[int], letters: tuple[str, ...]
-    ) -> tuple[BlindAnswer, dict[str, float]] | GateFailure:
-        """One blind call with the options shown in `order`: (the answer, P per the options' own letters)."""
-        options = tuple(item.options[index] for index in order)
-        try:
-            answer: BlindAnswer = await self.backend.ask_blind(
-                document=blind_document(text=item.text, options=options, language=item.language),
-                letters=letters,
-                budget=self.budget,
-            )
-        except GateFailure as failure:
-            return failure
-        except Exception as exc:  # noqa: BLE001 - the blind call fails open like every other call
-            logger.warning("gate unexpected error in the blind check of %s", item.key, exc_info=True)
-            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
-        shown = policy.normalised(answer.probabilities, letters=letters)
-        if shown is None:
-            return GateFailure("missing_probability", "every option scored 0")
-        return answer, policy.unshuffled(shown, order=order, letters=letters)
 
     async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
-        document = question_document(
-            text=item.text,
-            options=item.options,
-            correct_index=item.correct_index,
-            explanation=item.explanation,
-            source_text=self.source_text,
-            language=item.language,
+        return await first_check.ask(
+            item, checks, backend=self.backend, budget=self.budget, source_text=self.source_text
         )
-        try:
-            return await self.backend.ask(document=document, checks=checks, budget=self.budget)
-        except GateFailure as failure:
-            return failure
-        except Exception as exc:  # noqa: BLE001 - any surprise from a backend must fail open, not empty a round
-            logger.warning("gate unexpected error for %s", item.key, exc_info=True)
-            return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
 
     async def _check(self, item: GateItem) -> GateDecision:
         if not self.enabled:
             return self._decision(
                 item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
             )
-        checks = self._checks_for(item)
+        checks = first_check.checks_for(item, grounded=self.grounded)
         started = time.monotonic()
         blind: BlindCheck | None = None
         if self.blind_enabled and not self.grounded and blind_applicable(item):
@@ -402,7 +277,7 @@ class Gate:
         latency_ms = int((time.monotonic() - started) * 1000)
         probabilities = dict(answer.probabilities)
         details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
-        served = self._served(answer.details, blind)
+        served = round_report.served_model(answer.details, blind, config=self.config)
         threshold, calibrated = self.threshold_for_served(served)
         input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
         has_blind = blind is not None and blind.reading is not None
@@ -410,38 +285,24 @@ class Gate:
             details["calls"] += blind.calls
             details["checks"].append(policy.BLIND)
             details.update(blind.as_details(item.options))
-            input_tokens = _add_tokens(input_tokens, blind.input_tokens)
-            output_tokens = _add_tokens(output_tokens, blind.output_tokens)
+            input_tokens = add_tokens(input_tokens, blind.input_tokens)
+            output_tokens = add_tokens(output_tokens, blind.output_tokens)
             if blind.reading is not None:
                 probabilities[policy.BLIND] = round(blind.reading.marked_probability, 6)
-        if self.grounded:
-            judgement = policy.grounded_judgement(probabilities=probabilities, bounds=self.config.grounded_bounds)
-        else:
-            judgement = policy.closed_book_judgement(
-                probabilities=probabilities,
-                has_explanation=policy.EXPLANATION_TRUE in checks,
-                threshold=threshold,
-                has_blind=has_blind,
-            )
+        judgement = first_check.judgement(
+            probabilities, checks, config=self.config, grounded=self.grounded, threshold=threshold, has_blind=has_blind
+        )
         first_judgement = judgement
         if (
-            self.second_backend is not None
+            self.second_opinion is not None
             and not self.grounded
             and policy.borderline(score=judgement.score, threshold=threshold, band=self.config.second_opinion_band)
         ):
-            details["second_opinion"], judgement = await self._second_opinion(item, checks, judgement)
-        reason, message = self._reason(item, judgement, blind)
-        if served and served != self.config.model_id:
-            # One reason per verdict: the model change, which decides how every other part of it is read. The
-            # other notes stay in the message, the blind answer and a disagreement in the details; each page says
-            # the change in its reader's language from the two model ids.
-            reason = MODEL_CHANGED
-        if judgement is not first_judgement:
-            second = details["second_opinion"]
-            message = (
-                f"second opinion ({second['model_id']}) {second['outcome']}: score {second['score']:.2f}, "
-                f"first {first_judgement.outcome} at {first_judgement.score:.2f}" + (f"; {message}" if message else "")
-            )[:500]
+            cut = None if self._deadline is None else self._second_cut()
+            details["second_opinion"], judgement = await self.second_opinion.ask(item, checks, judgement, cut=cut)
+        reason, message = round_report.verdict_reason(
+            item, judgement, blind, config=self.config, served=served, first=first_judgement, details=details
+        )
         return self._decision(
             item,
             outcome=str(judgement.outcome),
@@ -459,126 +320,6 @@ class Gate:
             details=details,
         )
 
-    async def _second_opinion(
-        self, item: GateItem, checks: tuple[str, ...], first: policy.Judgement
-    ) -> tuple[dict[str, Any], policy.Judgement]:
-        """Ask the second opinion's judge the same checks. (what it said, the judgement that decides): its own when
-        it answered, the first one when it failed, timed out or the round's budget ran out."""
-        assert self.second is not None and self.second_backend is not None and self.second_budget is not None
-        second_threshold, second_calibrated = self.second_threshold
-        record: dict[str, Any] = {
-            "backend": self.second.backend,
-            "model_id": self.second.model_id,
-            "threshold": second_threshold,
-            "calibrated": second_calibrated,
-            "first": {"outcome": str(first.outcome), "score": round(first.score, 6)},
-        }
-        started = time.monotonic()
-        loop = asyncio.get_running_loop()
-        cut = None if self._deadline is None else self._second_cut()
-        if cut is not None and cut <= loop.time():
-            record.update(outcome="skipped", reason=ROUND_BUDGET, changed=False, latency_ms=0)
-            return record, first
-        document = question_document(
-            text=item.text,
-            options=item.options,
-            correct_index=item.correct_index,
-            explanation=item.explanation,
-            language=item.language,
-        )
-        try:
-            async with asyncio.timeout_at(cut) as scope:
-                self._second_pending.add(scope)
-                try:
-                    answer = await self.second_backend.ask(document=document, checks=checks, budget=self.second_budget)
-                finally:
-                    self._second_pending.discard(scope)
-        except GateFailure as failure:
-            answer = failure
-        except TimeoutError:
-            if not scope.expired():
-                raise
-            answer = GateFailure(ROUND_BUDGET, "no second opinion within the round's budget")
-        except Exception as exc:  # noqa: BLE001 - a second opinion fails open to the first verdict
-            logger.warning("gate unexpected error in the second opinion on %s", item.key, exc_info=True)
-            answer = GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
-        record["latency_ms"] = int((time.monotonic() - started) * 1000)
-        if isinstance(answer, GateFailure):
-            logger.warning(
-                "gate second opinion missing for %s: the first verdict stands (reason=%s backend=%s model=%s) %s",
-                item.key,
-                answer.reason,
-                self.second.backend,
-                self.second.model_id,
-                answer.message,
-            )
-            record.update(outcome="failed", reason=answer.reason, message=answer.message[:300], changed=False)
-            return record, first
-        probabilities = dict(answer.probabilities)
-        judgement = policy.closed_book_judgement(
-            probabilities=probabilities,
-            has_explanation=policy.EXPLANATION_TRUE in checks,
-            threshold=second_threshold,
-        )
-        served = str(answer.details.get("served_model") or "")[:200]
-        record.update(
-            model_id=served or self.second.model_id,
-            requested_model_id=self.second.model_id,
-            probabilities={check: round(p, 6) for check, p in probabilities.items()},
-            score=round(judgement.score, 6),
-            outcome=str(judgement.outcome),
-            reason=judgement.reason,
-            changed=judgement.outcome != first.outcome,
-            input_tokens=answer.input_tokens,
-            output_tokens=answer.output_tokens,
-        )
-        return record, judgement
-
-    def _reason(self, item: GateItem, judgement: policy.Judgement, blind: BlindCheck | None) -> tuple[str, str]:
-        """(reason, message): a drop says why; a pass says when the blind check is missing or disagrees."""
-        reason = "below_threshold" if judgement.outcome == policy.Outcome.DROPPED else ""
-        notes = [judgement.reason] if judgement.reason else []
-        if blind is not None and blind.reading is not None and blind.reading.disagrees:
-            pick = blind.reading.pick
-            text = item.options[OPTION_LABELS.index(pick)]
-            notes.append(f"the checker chose {pick}. {text} ({blind.reading.pick_probability:.2f})")
-            reason = reason or CHECKER_DISAGREES
-        elif blind is not None and blind.order_dependent:
-            # Not a missing check: the checker answered, by position. Nothing to review in this question.
-            notes.append(f"blind answer not scored: {blind.failure.message}")
-        elif blind is not None and blind.failure is not None:
-            # The min of what was measured decides; the reviewer is told the third score is missing.
-            notes.append(f"blind check missing: {blind.failure.reason}: {blind.failure.message}")
-            reason = reason or (BLIND_MISSING_PREFIX + blind.failure.reason)[:40]
-            logger.warning(
-                "gate blind check missing for %s: scored on the other checks (reason=%s backend=%s model=%s) %s",
-                item.key,
-                blind.failure.reason,
-                self.config.backend,
-                self.config.model_id,
-                blind.failure.message,
-            )
-        return reason, "; ".join(notes)[:500]
-
-    def _served(self, details: Mapping[str, Any], blind: BlindCheck | None) -> str:
-        """The model id the server says it served; a mismatch with the pinned one is logged once per process."""
-        served = str(details.get("served_model") or "")
-        if not served and blind is not None:
-            served = str(blind.details.get("served_model") or "")
-        served = served[:200]
-        if served and served != self.config.model_id:
-            conf.model_mismatch_warn_once(
-                logger=logger,
-                who=f"gate: {self.config.backend}",
-                pinned=self.config.model_id,
-                served=served,
-                consequence=(
-                    f"verdicts are filed under {served!r} with reason {MODEL_CHANGED}, judged at the stricter of its "
-                    "stored threshold and the pinned model's"
-                ),
-            )
-        return served
-
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
         since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
         return self._fail_open(
@@ -591,17 +332,7 @@ class Gate:
         self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
     ) -> GateDecision:
         latency_ms = int((time.monotonic() - started) * 1000)
-        # With the breaker open every question says the same: the breaker's own line is the warning.
-        log = logger.info if failure.reason == UNAVAILABLE else logger.warning
-        log(
-            "gate fail-open: %s passes unverified (reason=%s backend=%s model=%s latency_ms=%d) %s",
-            item.key,
-            failure.reason,
-            self.config.backend,
-            self.config.model_id,
-            latency_ms,
-            failure.message,
-        )
+        round_report.log_fail_open(item, failure, config=self.config, latency_ms=latency_ms)
         return self._decision(
             item,
             outcome="unverified",
@@ -643,53 +374,6 @@ class Gate:
         finally:
             for task in tasks:
                 task.cancel()
-
-    def _log_round(self) -> None:
-        tally = self.tally
-        logger.info(
-            "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
-            "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
-            "checker_disagrees=%d round_budget=%d "
-            "checker_unavailable=%d model_changed=%d calls=%d "
-            "refused=%d max_in_flight=%d wall_ms=%d",
-            self.config.backend,
-            self.config.model_id or "-",
-            self.threshold,
-            "" if self.calibrated or not self.enabled else " (uncalibrated)",
-            tally.checked,
-            tally.passed,
-            tally.dropped,
-            tally.unverified,
-            tally.unchecked,
-            tally.blind_missing,
-            tally.blind_order_dependent,
-            tally.second_opinion,
-            tally.second_opinion_changed,
-            tally.checker_disagrees,
-            tally.round_budget,
-            tally.checker_unavailable,
-            tally.model_changed,
-            self.budget.calls,
-            self.budget.refused,
-            self.budget.max_in_flight,
-            tally.wall_ms,
-        )
-
-
-def _breaker_for(config: conf.GateConfig) -> Breaker | None:
-    if not gate_enabled(config.backend):
-        return None
-    return breaker_for(backend=config.backend, model_id=config.model_id, config=config)
-
-
-def blind_applicable(item: GateItem) -> bool:
-    letters = option_letters(item.options)
-    return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
-
-
-def _add_tokens(*values: int | None) -> int | None:
-    known = [value for value in values if value is not None]
-    return sum(known) if known else None
 
 
 async def gate_check(

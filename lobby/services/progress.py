@@ -1,0 +1,154 @@
+"""Game progress. Every phase change is a compare-and-set on the room's row: the host's actions, closing
+and scoring a question, the server's clock and the resume after a database outage."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from lobby import events, machine, review
+from lobby.exceptions import (
+    NotNow,
+)
+from lobby.machine import Action, Phase, Position
+from lobby.models import Answer, Player, Room
+from lobby.services.common import closing_percent
+
+
+def _compare_and_set(room: Room, target: Position, **fields) -> bool:
+    """Move the room from the position it was read at to `target`; False if someone else moved it first."""
+    updated = Room.objects.filter(pk=room.pk, phase=room.phase, question_index=room.question_index).update(
+        phase=target.phase, question_index=target.index, seq=F("seq") + 1, **fields
+    )
+    return updated == 1
+
+
+def _start_question_fields(room: Room) -> dict:
+    """The room's deadline is the last of its players' own: the clock closes the question then."""
+    now = timezone.now()
+    window = machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=closing_percent(room.pk))
+    return {"question_started_at": now, "deadline": now + timedelta(milliseconds=window)}
+
+
+def game_act(
+    *, room_id: int, action: Action, expected_phase: str | None = None, expected_index: int | None = None
+) -> bool:
+    """Apply a host action (start, next, close). Returns False when the room had already moved on."""
+    room = Room.objects.get(pk=room_id)
+    if expected_phase is not None and (room.phase != expected_phase or room.question_index != expected_index):
+        return False
+    if action is Action.CLOSE:
+        return question_close(room_id=room_id, question_index=room.question_index)
+    try:
+        target = machine.transition(room.position, action, total=room.question_count)
+    except machine.IllegalMove:
+        raise NotNow() from None
+    if action is Action.START and not room.players.filter(removed=False).exists():
+        raise NotNow(_("Wait for at least one player to join before starting."))
+    fields = _start_question_fields(room) if target.phase == Phase.QUESTION else {}
+    with transaction.atomic():
+        moved = _compare_and_set(room, target, **fields)
+        if moved:
+            events.room_changed(room_id=room.pk)
+    return moved
+
+
+def question_close(*, room_id: int, question_index: int) -> bool:
+    """Close a question once: score its answers and reveal. Safe to call from any process, any number of times."""
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if room.phase != Phase.QUESTION or room.question_index != question_index:
+            return False
+        if not _compare_and_set(room, Position(Phase.REVEAL, question_index)):
+            return False
+        _score_question(room, question_index)
+
+        def reveal() -> None:
+            # The reveal goes out first (the crowd check never delays it), then the crowd check on its counts.
+            shown = events.room_broadcast(room_id=room.pk)
+            review.after_reveal(room=room, question_index=question_index, shown=shown)
+
+        transaction.on_commit(reveal)
+    return True
+
+
+def _score_question(room: Room, question_index: int) -> None:
+    timer_ms = room.timer_seconds * 1000
+    # Rows as tuples, not model objects: this runs with the room's row locked, and its CPU time is the GIL's.
+    answers = {
+        player_id: (answer_id, elapsed_ms, window_ms or timer_ms)
+        for answer_id, player_id, elapsed_ms, window_ms in Answer.objects.filter(
+            room=room, question_index=question_index, correct=True
+        ).values_list("pk", "player_id", "elapsed_ms", "window_ms")
+    }
+    answer_rows, player_rows = [], []
+    for player_id, score, streak in room.players.filter(removed=False).values_list("pk", "score", "streak"):
+        # A wrong answer keeps the points it was stored with (none); only right ones are written.
+        answer_id, elapsed_ms, window_ms = answers.get(player_id, (None, 0, timer_ms))
+        scored = machine.answer_score(
+            streak=streak,
+            correct=answer_id is not None,
+            elapsed_ms=elapsed_ms,
+            window_ms=window_ms,
+            speed_bonus=not room.no_speed_bonus,
+        )
+        if answer_id is not None:
+            answer_rows.append((answer_id, scored.points))
+        player_rows.append((player_id, score + scored.points, scored.streak))
+    # Two statements, not two per player.
+    _update_rows(Answer, ["points"], answer_rows)
+    _update_rows(Player, ["score", "streak"], player_rows)
+
+
+def _update_rows(model, fields: list[str], rows: list[tuple]) -> None:
+    """One UPDATE … FROM (VALUES …) for rows given as (pk, *values). Django's bulk_update builds a CASE
+    expression per row and field: for a room of 20 that was the largest CPU cost of closing a question, spent
+    while the room's row is locked and the process's event loop waits for the GIL."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+    sets = ", ".join(f"{quote(model._meta.get_field(f).column)} = v.column{i + 2}" for i, f in enumerate(fields))
+    row = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
+    sql = f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(rows))}) AS v WHERE {table}.{pk} = v.column1"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for values in rows for value in values])
+
+
+def resume_after_outage() -> int:
+    """After the database was unreachable, give every open question at least a few seconds more, so answers
+    held back by the outage land before the clock closes it. Idempotent: every process's clock may call it."""
+    floor = timezone.now() + timedelta(seconds=settings.DB_OUTAGE_RESUME_SECONDS)
+    # In a room with extra time the deadline is the last player's: everyone's own must reach the floor.
+    open_rooms = Room.objects.filter(phase=Phase.QUESTION).annotate(
+        closing=Max("players__time_percent", filter=Q(players__removed=False))
+    )
+    extended = 0
+    with transaction.atomic():
+        for room_id, timer_seconds, deadline, closing in open_rooms.values_list(
+            "pk", "timer_seconds", "deadline", "closing"
+        ):
+            needed = floor + timedelta(
+                milliseconds=machine.own_deadline_offset_ms(
+                    timer_ms=timer_seconds * 1000, time_percent=100, closing_percent=closing or 100
+                )
+            )
+            if deadline < needed and Room.objects.filter(pk=room_id, deadline__lt=needed).update(
+                deadline=needed, seq=F("seq") + 1
+            ):
+                extended += 1
+                events.room_changed(room_id=room_id)
+    return extended
+
+
+def close_due_questions() -> int:
+    """The server's clock: close every question past its deadline. Called by every process's ticker."""
+    closed = 0
+    due = Room.objects.filter(phase=Phase.QUESTION, deadline__lte=timezone.now()).values_list("pk", "question_index")
+    for room_id, question_index in list(due):
+        if question_close(room_id=room_id, question_index=question_index):
+            closed += 1
+    return closed
