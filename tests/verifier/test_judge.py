@@ -8,7 +8,7 @@ from tests.support.timing import timed
 from tests.verifier.conftest import JUDGE_TIMEOUT, TEST_TIMEOUT
 from tests.verifier.helpers import item, stopwatch
 from verifier import policy
-from verifier.backends.judge import report_object
+from verifier.backends.judge_report import report_object
 from verifier.gate import Gate
 from verifier.services import threshold_set
 
