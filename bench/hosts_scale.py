@@ -9,7 +9,8 @@ each in a process group of its own on 127.0.0.11, .12 ...), two channel layer sh
 players (each room from an address of its own, 127.0.1.<room>, through X-Forwarded-For; the default caps) play
 --questions questions, every player answering each. It prints the question's fan-out p50/p95 (the server's
 sent_at to the phone's receipt), the answers acknowledged, and the hosts' CPU time over the game (utime + stime
-of each host's processes, from /proc/<pid>/stat): per host, per answer and per room's question
+of each host's processes, from /proc/<pid>/stat, less each host's idle cost measured over 5 s just
+before): per host, per answer and per room's question
 (its fan-out to the room's 20 phones, and their 20 answers).
 """
 
@@ -24,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from websockets.asyncio.client import connect
 from ws_load import call_command, make_rooms, pct  # noqa: I001 - sets Django up first
 
@@ -97,11 +99,17 @@ async def one_run(lb, hosts, rooms, questions) -> dict:
             tasks.append(asyncio.create_task(player(lb, created.room.code, n, address, out, questions, ready)))
             await ready.wait()
     await asyncio.sleep(1)
+    # Each host's idle cost (its clock, heal, beats) over 5 s with every player in place, taken off the game's.
+    idle_from = [h.cpu_seconds() for h in hosts]
+    await asyncio.sleep(5)
     before = [h.cpu_seconds() for h in hosts]
+    idle = [(b - i) / 5 for b, i in zip(before, idle_from, strict=True)]
+    started = time.monotonic()
     go.set()
     await asyncio.gather(*displays, *tasks)
-    cpu = [h.cpu_seconds() - b for h, b in zip(hosts, before, strict=True)]
-    return {**out, "cpu": cpu}
+    took = time.monotonic() - started
+    cpu = [h.cpu_seconds() - b - r * took for h, b, r in zip(hosts, before, idle, strict=True)]
+    return {**out, "cpu": cpu, "idle": idle}
 
 
 async def configuration(count: int, rooms: int, questions: int, runs: int, logs: Path) -> list[dict]:
@@ -112,6 +120,7 @@ async def configuration(count: int, rooms: int, questions: int, runs: int, logs:
         "RATELIMIT_KEY_PREFIX": f"rl-{uuid.uuid4().hex[:8]}",
         "TRUST_X_FORWARDED_FOR": "1",
         "REBALANCE_INTERVAL_SECONDS": "0",
+        "GAME_CLOCK_INTERVAL": str(settings.GAME_CLOCK_INTERVAL),  # the deployment's, not the tests' 0.1 s
     }
     hosts = [start_host(f"127.0.0.{11 + n}", env=env, log_path=logs / f"host-{n}.log") for n in range(count)]
     haproxy, lb = start_haproxy([h.target for h in hosts], log_path=logs / "haproxy.log")
@@ -121,11 +130,12 @@ async def configuration(count: int, rooms: int, questions: int, runs: int, logs:
         for run in range(runs):
             result = await one_run(lb, hosts, rooms, questions)
             results.append(result)
-            total = sum(result["cpu"]) * 1000
+            total, idle = sum(result["cpu"]) * 1000, result["idle"]
             print(
                 f"{count} host(s), run {run + 1}: fan-out p50 {pct(result['fanout'], 50):.0f} ms, "
                 f"p95 {pct(result['fanout'], 95):.0f} ms; {result['answers']} answers acked of "
-                f"{rooms * PLAYERS * questions}; CPU per host {', '.join(f'{c:.2f} s' for c in result['cpu'])}; "
+                f"{rooms * PLAYERS * questions}; idle CPU per host {', '.join(f'{i * 1000:.0f}' for i in idle)} ms/s; "
+                f"game CPU per host over idle {', '.join(f'{c:.2f} s' for c in result['cpu'])}; "
                 f"{total / max(result['answers'], 1):.1f} ms per answer, "
                 f"{total / (rooms * questions):.0f} ms per room's question (fan-out to {PLAYERS} and their answers)",
                 flush=True,
