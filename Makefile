@@ -5,7 +5,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test install install-dev browser lint format serve
+.PHONY: run test install install-dev browser haproxy lint format serve
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -65,8 +65,14 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Install Chromium first: sudo apt-get install chromium"; exit 1; fi; }
 
+# Debian's HAProxy for the test of hosts behind the load balancer (tests/lobby/test_host_loss.py, deploy/).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
+	  else echo "Install HAProxy first: sudo apt-get install haproxy"; exit 1; fi; }
+
 # Runs against PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, SQLite + in-memory otherwise.
-test: install-dev browser
+test: install-dev browser haproxy
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -rs
 

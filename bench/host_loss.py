@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import signal
 import time
 from collections import Counter
@@ -28,74 +27,25 @@ import redis.asyncio as redis
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
 from ws_load import REPO, make_rooms  # noqa: I001 - sets Django up first
 
 from lobby import rebalance
 from lobby.models import Answer
+from tests.support.hosts import Phone
 
-refusals: Counter[str] = Counter()
-
-
-class Phone:
-    def __init__(self, lb: str, code: str, nickname: str, address: str):
-        self.url, self.origin = f"{lb}/ws/room/{code}/", lb.replace("ws://", "http://")
-        self.nickname, self.address = nickname, address
-        self.token: str | None = None
-        self.ws = None
-        self.backlog: list[dict] = []
-
-    async def open(self) -> dict:
-        """Connect (and join, or resume with the token) until the room's picture arrives; returns it."""
-        attempt = 0
-        while True:
-            hint = 0.0
-            try:
-                self.ws = await connect(
-                    self.url, origin=self.origin, open_timeout=10, max_queue=None, local_addr=(self.address, 0)
-                )
-                hello = {"type": "resume", "token": self.token} if self.token else {"type": "join"}
-                await self.ws.send(json.dumps({**hello, "nickname": self.nickname}))
-                async for raw in self.ws:
-                    message = json.loads(raw)
-                    if message["type"] == "joined":
-                        self.token = message["token"]
-                    elif message["type"] == "error":
-                        refusals[message.get("code", "?")] += 1
-                        hint = float(message.get("retry_after", 0))
-                    elif message["type"] == "state":
-                        return message
-            except InvalidStatus as refused:  # the load balancer's 503 while no host answers
-                refusals[f"http {refused.response.status_code}"] += 1
-            except (ConnectionClosed, OSError, TimeoutError):
-                pass
-            backoff = min(0.5 * 2**attempt, 8) * (0.5 + random.random() / 2)
-            attempt += 1
-            await asyncio.sleep(max(backoff, hint * (1 + random.random() / 2)))
-
-    async def until(self, predicate, timeout: float = 30) -> dict:
-        """The next frame that satisfies `predicate`; a socket closed meanwhile (4012: moved to another host
-        between questions) comes back first, as the page's does."""
-        async with asyncio.timeout(timeout):
-            while True:
-                try:
-                    message = json.loads(await self.ws.recv())
-                except ConnectionClosed:
-                    message = await self.open()
-                if predicate(message):
-                    return message
+refusals: Counter[str] = Counter()  # every phone's, shared
 
 
 async def run(lb: str, rooms: int, players: int, group: int, start_host: str) -> None:
     made = await sync_to_async(make_rooms)(rooms, 3)
     hosts, phones = [], []
     for r, created in enumerate(made):
-        host = Phone(lb, created.room.code, "host", f"127.0.1.{r + 1}")
+        host = Phone(lb, created.room.code, "host", f"127.0.1.{r + 1}", refusals)
         host.ws = await connect(host.url, origin=host.origin, local_addr=(host.address, 0))
         await host.ws.send(json.dumps({"type": "host", "token": created.host_token}))
         hosts.append(host)
         for n in range(players):
-            phone = Phone(lb, created.room.code, f"P{n}", f"127.0.1.{r + 1}")
+            phone = Phone(lb, created.room.code, f"P{n}", f"127.0.1.{r + 1}", refusals)
             await phone.open()
             phones.append(phone)
     for host in hosts:
