@@ -45,10 +45,10 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from quiz.conf import writer_config  # noqa: E402
+from quiz.generation.prompts import RoundSpec  # noqa: E402
+from quiz.generation.writer import RoundWriter, WriteOutcome  # noqa: E402
 from quiz.packs import PACK_DIRECTORY, pack_file_read  # noqa: E402
-from quiz.prompts import RoundSpec  # noqa: E402
 from quiz.validation import QuestionData  # noqa: E402
-from quiz.writer import RoundWriter, WriteOutcome  # noqa: E402
 from verifier import registry  # noqa: E402
 from verifier.breaker import breaker_for  # noqa: E402
 from verifier.conf import gate_config  # noqa: E402

@@ -352,7 +352,8 @@ RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
-# The writer (quiz/writer.py): any OpenAI-compatible server. The model id is pinned: a moving name is refused.
+# The writer (quiz/generation/writer.py): any OpenAI-compatible server. The model id is pinned: a moving name is
+# refused.
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 # No default: a round is filed under the model that wrote it, so writing needs a pinned id set on purpose.
@@ -379,20 +380,22 @@ QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024
 # It replaces Django's DATA_UPLOAD_MAX_MEMORY_SIZE, which would read the whole body and log a traceback.
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=2_621_440)
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
-# An uploaded PDF is read in a child process (quiz/uploads.py): at most this many pages, this many bytes its pages'
-# content streams unpack to (counted once per page that uses them), this much address space, and it is killed
+# An uploaded PDF is read in a child process (quiz/generation/uploads.py): at most this many pages, this many bytes
+# its pages' content streams unpack to (counted once per page that uses them), this much address space, and it is killed
 # after this many seconds. A refused PDF gets a message that says which limit it met.
 QUIZ_PDF_MAX_PAGES = env.int("QUIZ_PDF_MAX_PAGES", default=200)
 QUIZ_PDF_MAX_UNPACKED_BYTES = env.int("QUIZ_PDF_MAX_UNPACKED_BYTES", default=20 * 1024 * 1024)
 QUIZ_PDF_MAX_MEMORY_BYTES = env.int("QUIZ_PDF_MAX_MEMORY_BYTES", default=512 * 1024 * 1024)
 QUIZ_PDF_TIMEOUT = env.float("QUIZ_PDF_TIMEOUT", default=10.0)
-# Where a generation job runs (quiz/runner.py): a dotted path to a function taking the job's id. A Celery worker
-# when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
+# Where a generation job runs (quiz/generation/runner.py): a dotted path to a function taking the job's id. A Celery
+# worker when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
 QUIZ_GENERATION_RUNNER = env(
     "QUIZ_GENERATION_RUNNER",
-    default="quiz.runner.generation_start_on_celery" if REDIS_URL else "quiz.runner.generation_start_in_process",
+    default="quiz.generation.runner.generation_start_on_celery"
+    if REDIS_URL
+    else "quiz.generation.runner.generation_start_in_process",
 )
-# Starting a model-written round spends the model key (quiz/gen_limits.py): rounds being written at once and
+# Starting a model-written round spends the model key (quiz/generation/limits.py): rounds being written at once and
 # started in the last hour, per client network (an IPv6 /64) and per browser session; and started site-wide
 # in the last 24 hours. 0 turns a limit off.
 QUIZ_GENERATION_RUNNING_PER_IP = env.int("QUIZ_GENERATION_RUNNING_PER_IP", default=2)

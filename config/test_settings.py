@@ -10,7 +10,7 @@ GAME_CLOCK_INTERVAL = 0.05
 # Celery runs a task at once only in a test that says so; the others see what was queued (on-commit callbacks).
 CELERY_TASK_ALWAYS_EAGER = False
 # A generation job is queued for a worker, and none runs here: a test runs the job itself or names a runner.
-QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_on_celery"
+QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_on_celery"
 if REDIS_URL:  # noqa: F405
     # Each test run gets its own channel prefix so concurrent runs do not hear each other.
     CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"quizgate-test-{os.getpid()}"  # noqa: F405

@@ -1,10 +1,14 @@
-"""Questions, rounds and packs, the one validation, import/export, and model-written rounds.
+"""Questions, rounds and packs, in two wings with a small core.
 
-Writing a round: `prompts` (what is asked) -> `model_client` (the model's server) and `replies` (reading its
-answer) -> `writer` (the round's policy) -> `jobs` (a job's life, in the database) -> `tasks` (the Celery
-entry) -> `runner` (where a job runs, QUIZ_GENERATION_RUNNER). Reads are `selectors`, signed page tokens
-`tokens`, uploaded sources `uploads`. "Check my questions" (`checking`) runs a round through the gate when
-`verifier.registry.gate_enabled()` says a checker is configured (any backend the registry lists). Imports run
-that one way; quiz imports the gate (`verifier`) and `core`, never `review` or `lobby` (they hear about rounds
-through `signals`).
+The core: `models`, the one validation (`validation`), `services` and `selectors`, import/export (`importing`,
+`audit`), `packs`, the round pages (`views`, `forms`, `host_rounds`), `check_labels` (the marks every page
+shows, which the models read too), `job_state` (what a generation job of any kind shares: heartbeat,
+staleness, broadcast, failing), `tasks` (the Celery entry; queued task names point here), `events`, `tokens`,
+`checks` (start-up checks), `conf`, `exceptions`, and `signals`, by which `review` and `lobby` hear about rounds.
+
+`generation` writes rounds: prompt -> model client and replies -> writer -> jobs -> runner (where any job runs,
+QUIZ_GENERATION_RUNNER, and `job_run`, every kind's entry point). `checking` runs a round through the gate when
+`verifier.registry.gate_enabled()` says a checker is configured. Imports run one way: the core imports neither
+wing except where a page or the task starts a job; `generation` imports `checking`, never the reverse; quiz
+imports the gate (`verifier`) and `core`, never `review` or `lobby`.
 """

@@ -46,7 +46,10 @@ def check_generation_runner(app_configs: Any = None, **kwargs: Any) -> list[chec
         if callable(runner):
             return []
         problem = f"QUIZ_GENERATION_RUNNER={path!r} is not a function."
-    hint = "Unset it, or name quiz.runner.generation_start_on_celery or quiz.runner.generation_start_in_process."
+    hint = (
+        "Unset it, or name quiz.generation.runner.generation_start_on_celery or "
+        "quiz.generation.runner.generation_start_in_process."
+    )
     return [checks.Error(problem, hint=hint, id="quiz.E002")]
 
 

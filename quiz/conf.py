@@ -47,7 +47,7 @@ def upload_max_bytes() -> int:
 
 @dataclass(frozen=True)
 class PdfLimits:
-    """What reading one uploaded PDF may cost (quiz/uploads.py, quiz/pdf_text.py)."""
+    """What reading one uploaded PDF may cost (quiz/generation/uploads.py, quiz/generation/pdf_text.py)."""
 
     max_pages: int
     max_unpacked_bytes: int
@@ -97,7 +97,7 @@ def stale_after_seconds() -> float:
     return float(setting("QUIZ_JOB_STALE_SECONDS"))
 
 
-CELERY_RUNNER = "quiz.runner.generation_start_on_celery"
+CELERY_RUNNER = "quiz.generation.runner.generation_start_on_celery"
 
 
 def jobs_taken_over() -> bool:

@@ -3,7 +3,7 @@
 from django.db import transaction
 from django.db.models import Count
 
-from quiz.checking import CheckMark, question_check_marks, round_check_refresh
+from quiz.checking.rounds import CheckMark, question_check_marks, round_check_refresh
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.models import CheckStatus, GenerationJob, Provenance, Question, Round, RoundQuestion
 from quiz.selectors import round_question_facts_forget

@@ -78,7 +78,7 @@ class Round(models.Model):
     language = models.CharField(max_length=10, default="en")
     # The browser session that made a host round; only it may edit or export it.
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
-    # What the last "check my questions" found (quiz.checking.round_check_summary): counts of its questions by
+    # What the last "check my questions" found (quiz.checking.rounds.round_check_summary): counts of its questions by
     # mark, {"total", "doubtful", "unverified", "unchecked"}; empty when the round was never checked that way. The
     # words ("checked: 2 doubtful kept by the host") are made from them in the reader's language (check_label).
     check_counts = models.JSONField(default=dict, blank=True)
@@ -120,7 +120,7 @@ class GenerationStatus(models.TextChoices):
 
 class JobKind(models.TextChoices):
     WRITE = "write", "Write a round"
-    # Send an existing round's questions through the gate (quiz.checking); `round` is set from the start.
+    # Send an existing round's questions through the gate (quiz.checking.rounds); `round` is set from the start.
     CHECK = "check", "Check a round"
 
 
@@ -168,7 +168,7 @@ class GenerationJob(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        # quiz/gen_limits.py counts recent jobs per network and site-wide on every request to start one.
+        # quiz/generation/limits.py counts recent jobs per network and site-wide on every request to start one.
         indexes = [
             models.Index(fields=["client_network", "created_at"], name="generation_network_recent"),
             models.Index(fields=["created_at"], name="generation_recent"),

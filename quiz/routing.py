@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from quiz.consumers import GenerationConsumer
+from quiz.generation.consumers import GenerationConsumer
 
 websocket_urlpatterns = [
     re_path(r"^ws/generation/(?P<job_id>\d+)/$", GenerationConsumer.as_asgi()),

@@ -4,8 +4,8 @@ A job survives its worker by a stale-job takeover, not by the broker: a worker k
 memory, its host gone) acknowledges nothing, and Redis would hand its late-acknowledged task to another worker
 only after CELERY_VISIBILITY_TIMEOUT (300 s). So every worker, from the moment it is ready, looks every third of
 QUIZ_JOB_STALE_SECONDS for running jobs whose heartbeat stopped, puts each back in the queue (once, whichever
-worker sees it first: quiz.jobs.jobs_requeue_stale) and sends its task again; a live worker takes it and writes
-the round from the start. Late acknowledgement stays, for a task lost before its job started (still QUEUED).
+worker sees it first: quiz.generation.jobs.jobs_requeue_stale) and sends its task again; a live worker takes it and
+writes the round from the start. Late acknowledgement stays, for a task lost before its job started (still QUEUED).
 """
 
 import logging
@@ -16,8 +16,8 @@ from celery.signals import worker_ready, worker_shutdown
 from django.db import close_old_connections
 
 from quiz import conf
-from quiz.checking import job_run
-from quiz.jobs import jobs_requeue_stale
+from quiz.generation.jobs import jobs_requeue_stale
+from quiz.generation.runner import job_run
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from quiz import gen_views, views
+from quiz import views
+from quiz.generation import views as gen_views
 
 app_name = "quiz"
 urlpatterns = [

@@ -17,6 +17,20 @@ MAX_SOURCE = 500
 OPTION_LETTERS = "ABCDEF"
 
 
+# The languages a round can be written and checked in (code -> the name the model is told).
+LANGUAGES = {
+    "en": "English",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "sv": "Swedish",
+}
+
+
 @dataclass(frozen=True)
 class QuestionData:
     text: str

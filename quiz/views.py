@@ -10,9 +10,10 @@ from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import importing
 from quiz.audit import round_audit
-from quiz.checking import round_check_job_create
+from quiz.checking.rounds import round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
+from quiz.generation.runner import generation_enqueue
 from quiz.host_rounds import (
     host_round_entries,
     host_round_get,
@@ -21,7 +22,6 @@ from quiz.host_rounds import (
     host_round_summaries,
 )
 from quiz.models import Pack, Round
-from quiz.runner import generation_enqueue
 from quiz.selectors import pack_list
 from quiz.services import round_create_for_host, round_create_from_pack
 from verifier.registry import gate_enabled

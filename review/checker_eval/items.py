@@ -10,8 +10,8 @@ from typing import Any
 
 from core.spreadsheet import csv_columns, csv_reader, csv_rows
 from quiz.exceptions import InvalidQuestion
+from quiz.generation.prompts import LANGUAGES
 from quiz.packs import PACK_DIRECTORY, pack_file_read
-from quiz.prompts import LANGUAGES
 from quiz.validation import clean_question
 from review.labelled_set import labelled_item_from_row
 from review.sweep import DEFECTIVE, GOOD

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from quiz.jobs import generation_job_create, generation_run
+from quiz.generation.jobs import generation_job_create, generation_run
+from quiz.generation.prompts import SYSTEM_PROMPT
 from quiz.models import GenerationStatus
-from quiz.prompts import SYSTEM_PROMPT
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import Turn, WriterServer, good_question
 

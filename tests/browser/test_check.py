@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.page_checks import check_page
 from tests.fakes.fixtures import model_server  # noqa: F401
-from tests.quiz.test_checking import BLIND_CHOICES, ROUND_CSV
+from tests.quiz.checking.test_rounds import BLIND_CHOICES, ROUND_CSV
 from verifier.services import threshold_set
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +25,7 @@ def checker(settings, model_server):  # noqa: F811
     settings.VERIFIER_TIMEOUT = 5.0
     settings.VERIFIER_CONCURRENCY = 1  # one call at a time, so the page shows the count going up
     # The check runs in the server's own process, as `make run` (no Redis, no worker) starts it.
-    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_in_process"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_in_process"
     model_server.script.latency = 0.25
     model_server.script.probabilities = {"capital of Australia": {"answer_correct": 0.12, "explanation_true": 0.2}}
     model_server.script.choice_texts = BLIND_CHOICES  # the checker knows by content, whatever order it is shown

@@ -23,7 +23,7 @@ def held_writer(settings, writer_server: WriterServer):
     settings.QUIZ_WRITER_TIMEOUT = 30.0
     settings.VERIFIER_BACKEND = "off"
     # The job runs in the server's own process, as `make run` (no Redis, no worker) starts it.
-    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_in_process"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_in_process"
     release = threading.Event()
 
     def held_question(*args, **kwargs):
@@ -119,7 +119,7 @@ def test_the_generation_page_counts_repeats_while_writing_and_says_why_the_round
     settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
     settings.QUIZ_MAX_ATTEMPTS = 1
     settings.VERIFIER_BACKEND = "off"
-    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_in_process"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_in_process"
     planet = {"options": ["Mercury", "Venus", "Mars", "Earth"], "correct_index": 0, "explanation": ""}
     first, repeats = (
         "Who is the first planet from the Sun?",

@@ -11,7 +11,7 @@ import pytest
 from quiz.importing import AUDIT_CSV_COLUMNS, CSV_COLUMNS, parse_csv, parse_json
 from quiz.models import Question, Round
 from review.services import review_label
-from tests.quiz.test_checking import BLIND_CHOICES, press_check
+from tests.quiz.checking.test_rounds import BLIND_CHOICES, press_check
 from verifier.models import Verdict
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,13 +9,13 @@ from django.test import Client
 from django.urls import reverse
 
 from lobby.services import room_create
-from quiz.checking import round_check_refresh
-from quiz.jobs import generation_run
+from quiz.checking.rounds import round_check_refresh
+from quiz.generation.jobs import generation_run
+from quiz.generation.writer_messages import MAX_MESSAGE, RoundFacts, short_message
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Round
-from quiz.writer_messages import MAX_MESSAGE, RoundFacts, short_message
 from tests.fakes.writer_server import Turn
+from tests.quiz.checking.test_rounds import import_round, press_check, verdict_blocks
 from tests.quiz.generation import dropping
-from tests.quiz.test_checking import import_round, press_check, verdict_blocks
 from verifier.models import Verdict
 
 pytestmark = pytest.mark.django_db(transaction=True)

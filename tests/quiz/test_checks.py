@@ -32,7 +32,7 @@ def test_a_pinned_writer_model_is_accepted(writer_configured, settings, model):
 @pytest.mark.django_db
 @pytest.mark.parametrize("model", ["jev-stable", "llama3:latest", "default"])
 def test_a_moving_writer_model_refuses_to_start_a_job(writer_configured, settings, model):
-    from quiz.jobs import generation_job_create
+    from quiz.generation.jobs import generation_job_create
 
     settings.QUIZ_WRITER_MODEL = model
     with pytest.raises(QuizError, match="alias that can change without notice"):
@@ -55,7 +55,12 @@ def test_an_alias_model_id_is_refused(writer, settings):
 
 
 @pytest.mark.parametrize(
-    "path", ["quiz.runner.generation_start_nowhere", "no_such_module.start", "quiz.prompts.SYSTEM_PROMPT"]
+    "path",
+    [
+        "quiz.generation.runner.generation_start_nowhere",
+        "no_such_module.start",
+        "quiz.generation.prompts.SYSTEM_PROMPT",
+    ],
 )
 def test_a_generation_runner_that_is_not_a_function_is_refused_at_start_up(settings, path):
     settings.QUIZ_GENERATION_RUNNER = path
@@ -63,7 +68,9 @@ def test_a_generation_runner_that_is_not_a_function_is_refused_at_start_up(setti
     assert [error.id for error in errors] == ["quiz.E002"] and path in errors[0].msg
 
 
-@pytest.mark.parametrize("path", ["quiz.runner.generation_start_on_celery", "quiz.runner.generation_start_in_process"])
+@pytest.mark.parametrize(
+    "path", ["quiz.generation.runner.generation_start_on_celery", "quiz.generation.runner.generation_start_in_process"]
+)
 def test_the_shipped_generation_runners_are_accepted(settings, path):
     settings.QUIZ_GENERATION_RUNNER = path
     assert check_generation_runner() == []

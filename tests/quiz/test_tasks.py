@@ -11,7 +11,7 @@ from django.utils import timezone
 from kombu import Connection
 
 from quiz.checks import check_job_takeover
-from quiz.jobs import generation_job_create, generation_job_get, generation_snapshot_for
+from quiz.generation.jobs import generation_job_create, generation_job_get, generation_snapshot_for
 from quiz.models import GenerationJob, GenerationStatus, Round
 from quiz.tasks import generate_round
 from tests.fakes.writer_server import *  # noqa: F403
@@ -138,7 +138,7 @@ def test_a_worker_killed_mid_generation_has_its_job_taken_over_by_the_other_work
 
 
 def test_a_visibility_timeout_not_longer_than_the_stale_time_is_refused_at_start_up(settings, tmp_path):
-    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_on_celery"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_on_celery"
     settings.QUIZ_JOB_STALE_SECONDS = 30
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20}
     errors = check_job_takeover()
@@ -158,7 +158,10 @@ def test_a_visibility_timeout_not_longer_than_the_stale_time_is_refused_at_start
 
 @pytest.mark.parametrize(
     ("runner", "reported_after"),
-    [("quiz.runner.generation_start_in_process", 31), ("quiz.runner.generation_start_on_celery", 61)],
+    [
+        ("quiz.generation.runner.generation_start_in_process", 31),
+        ("quiz.generation.runner.generation_start_on_celery", 61),
+    ],
     ids=["in-process", "celery"],
 )
 def test_a_job_whose_worker_went_away_is_reported_not_left_spinning(settings, runner, reported_after):

@@ -195,7 +195,7 @@ def test_a_dropped_question_groups_its_round_mates_and_they_are_rechecked(
     settings, writer_server: WriterServer, request
 ):
     from config.celery_app import app
-    from quiz.jobs import generation_job_create, generation_run
+    from quiz.generation.jobs import generation_job_create, generation_run
 
     # The re-check is a Celery task: run it in-process, as the embedded default does, whatever REDIS_URL is.
     eager = app.conf.task_always_eager

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.utils import translation
 
-from quiz.gen_views import GenerateForm
+from quiz.generation.views import GenerateForm
 from verifier.decisions import GateItem
 from verifier.gate import Gate
 

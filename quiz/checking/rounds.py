@@ -1,6 +1,6 @@
 """Check my questions: every question of an existing round (a host's own, an import, a sample pack) sent through
 the same gate as the writer's (backends, call budget, breaker, fail-open), as a generation job of kind "check",
-so it runs where generation runs (quiz.runner) and its page shows the same live progress.
+so it runs where generation runs (quiz.generation.runner) and its page shows the same live progress.
 
 The gate advises; the host decides. Nothing is removed from the round: each question gets a verdict (recorded
 with `verifier.services.verdict_record`), the editor shows it, and the round's label says what happened.
@@ -14,10 +14,9 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
@@ -26,10 +25,10 @@ from quiz import conf as quiz_conf
 from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
-from quiz.jobs import _broadcast, _heartbeat, _is_stale, _job_fail, generation_run_async
+from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
-from quiz.prompts import LANGUAGES
 from quiz.selectors import generation_snapshot
+from quiz.validation import LANGUAGES
 from verifier import causes
 from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
@@ -176,8 +175,9 @@ def round_check_refresh(*, round_: Round) -> Round:
 
 
 def round_check_job_create(*, round_: Round, owner_key: str) -> GenerationJob:
-    """A queued check of every question of the round; the caller starts it (`quiz.runner.generation_enqueue`).
-    A check of this round already queued or running is returned instead of a second one."""
+    """A queued check of every question of the round; the caller starts it
+    (`quiz.generation.runner.generation_enqueue`). A check of this round already queued or running is returned
+    instead of a second one."""
     if not owner_key:
         raise QuizError("This browser session has no key; reload the page.")
     if not gate_enabled():
@@ -189,7 +189,7 @@ def round_check_job_create(*, round_: Round, owner_key: str) -> GenerationJob:
         running = GenerationJob.objects.filter(
             kind=JobKind.CHECK, round=round_, status__in=(GenerationStatus.QUEUED, GenerationStatus.RUNNING)
         ).first()
-        if running is not None and not (running.status == GenerationStatus.RUNNING and _is_stale(running)):
+        if running is not None and not (running.status == GenerationStatus.RUNNING and job_is_stale(running)):
             return running
         # One check at a time per browser session: the checker's calls are shared by every host.
         busy = GenerationJob.objects.filter(
@@ -227,21 +227,6 @@ def _pin_problem() -> str:
 # -- running ----------------------------------------------------------------------------------------------
 
 
-def job_run(*, job_id: int) -> None:
-    """Sync entry point of any generation job (the Celery task, or a daemon thread)."""
-    try:
-        asyncio.run(job_run_async(job_id=job_id))
-    finally:
-        close_old_connections()
-
-
-async def job_run_async(*, job_id: int) -> Any:
-    kind = await sync_to_async(lambda: GenerationJob.objects.filter(pk=job_id).values_list("kind", flat=True).first())()
-    if kind == JobKind.CHECK:
-        return await check_run_async(job_id=job_id)
-    return await generation_run_async(job_id=job_id)
-
-
 async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
     started = await sync_to_async(_check_start)(job_id=job_id)
     if started is None:
@@ -249,7 +234,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
     items, gate = started
     record = sync_to_async(_check_record)
     decisions: list[GateDecision] = []
-    heartbeat = asyncio.create_task(_heartbeat(job_id))
+    heartbeat = asyncio.create_task(job_heartbeat(job_id))
     try:
         async with gate:
             # Nothing more is being written: every check has one call budget (VERIFIER_TIMEOUT) from now.
@@ -272,7 +257,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
                 await asyncio.gather(*tasks, return_exceptions=True)
     except Exception:
         logger.exception("check %s failed", job_id)
-        await sync_to_async(_job_fail)(job_id=job_id, message="Something went wrong while checking. Try again.")
+        await sync_to_async(job_fail)(job_id=job_id, message="Something went wrong while checking. Try again.")
         return None
     finally:
         heartbeat.cancel()
@@ -284,11 +269,11 @@ def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | No
     job = GenerationJob.objects.filter(pk=job_id, kind=JobKind.CHECK).first()
     if job is None or job.round_id is None:
         return None
-    takeover = job.status == GenerationStatus.RUNNING and _is_stale(job)
+    takeover = job.status == GenerationStatus.RUNNING and job_is_stale(job)
     if job.status != GenerationStatus.QUEUED and not takeover:
         return None
     if problem := _pin_problem():
-        _job_fail(job_id=job_id, message=problem)
+        job_fail(job_id=job_id, message=problem)
         return None
     gate = Gate.from_settings()
     updated = GenerationJob.objects.filter(pk=job_id, status=job.status, updated_at=job.updated_at).update(
@@ -301,7 +286,7 @@ def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | No
     )
     if not updated:
         return None
-    _broadcast(job_id)
+    job_broadcast(job_id)
     questions: list[Question] = [entry.question for entry in job.round.entries.select_related("question")]
     items = [
         (

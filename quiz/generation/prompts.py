@@ -4,20 +4,9 @@ text fenced as labelled data."""
 from dataclasses import dataclass
 from typing import Any
 
-from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_OPTIONS, MAX_SOURCE, MAX_TEXT, MIN_OPTIONS
+from quiz.validation import LANGUAGES, MAX_EXPLANATION, MAX_OPTION, MAX_OPTIONS, MAX_SOURCE, MAX_TEXT, MIN_OPTIONS
 
 DIFFICULTIES = {"easy": "easy", "medium": "medium", "hard": "hard"}
-LANGUAGES = {
-    "en": "English",
-    "fr": "French",
-    "de": "German",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "pl": "Polish",
-    "sv": "Swedish",
-}
 MIN_COUNT = 3
 MAX_COUNT = 30
 MAX_TOPIC = 200

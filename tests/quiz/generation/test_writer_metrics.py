@@ -3,7 +3,7 @@
 import pytest
 from prometheus_client import REGISTRY
 
-from quiz.jobs import generation_job_create, generation_run
+from quiz.generation.jobs import generation_job_create, generation_run
 from quiz.models import GenerationStatus
 from tests.fakes.writer_server import Turn
 

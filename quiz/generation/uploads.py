@@ -1,8 +1,8 @@
 """A host's uploaded source file (.txt, .md, .pdf) read as the round's source text.
 
-A PDF is read in a child process (quiz/pdf_text.py) with a page limit, a limit on what its content streams unpack
-to, a memory limit and a deadline at which it is killed: a small file can unpack to gigabytes, or take minutes to
-walk, and neither may land in the web process."""
+A PDF is read in a child process (quiz/generation/pdf_text.py) with a page limit, a limit on what its content
+streams unpack to, a memory limit and a deadline at which it is killed: a small file can unpack to gigabytes, or
+take minutes to walk, and neither may land in the web process."""
 
 import json
 import subprocess
@@ -37,10 +37,10 @@ def generation_source_from_upload(*, name: str, data: bytes) -> str:
 
 
 def pdf_text(data: bytes) -> str:
-    """The PDF's text, read by quiz/pdf_text.py in a child process within the QUIZ_PDF_* limits; QuizError with
-    the reason when it is refused."""
+    """The PDF's text, read by quiz/generation/pdf_text.py in a child process within the QUIZ_PDF_* limits;
+    QuizError with the reason when it is refused."""
     limits = conf.pdf_limits()
-    command = [sys.executable, "-m", "quiz.pdf_text"]
+    command = [sys.executable, "-m", "quiz.generation.pdf_text"]
     command += [str(limits.max_pages), str(limits.max_unpacked_bytes), str(conf.source_max_chars())]
     command += [str(limits.max_memory_bytes)]
     child = subprocess.Popen(  # noqa: S603 - our own module, arguments are numbers

@@ -6,7 +6,7 @@ import pytest
 from pypdf import PdfWriter
 
 from quiz.exceptions import QuizError
-from quiz.uploads import generation_source_from_upload
+from quiz.generation.uploads import generation_source_from_upload
 
 
 def pdf_with_text(text: str) -> bytes:

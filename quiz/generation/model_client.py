@@ -12,7 +12,7 @@ import openai
 from core import metrics
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
-from quiz.prompts import STRING_LENGTH_KEYWORDS, question_schema
+from quiz.generation.prompts import STRING_LENGTH_KEYWORDS, question_schema
 from verifier.backends.replies import ReplyRefused, guarded_http_client
 
 logger = logging.getLogger(__name__)

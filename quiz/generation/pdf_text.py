@@ -1,13 +1,13 @@
 """A PDF's text, read in a process of its own so a hostile file costs the web process nothing.
 
-    python -m quiz.pdf_text MAX_PAGES MAX_CONTENT_BYTES MAX_CHARS MAX_MEMORY_BYTES < file.pdf
+    python -m quiz.generation.pdf_text MAX_PAGES MAX_CONTENT_BYTES MAX_CHARS MAX_MEMORY_BYTES < file.pdf
 
 The PDF comes on stdin; one JSON object goes to stdout: {"text": ...} or {"refused": REASON, ...} with REASON one of
 "pages" (more pages than MAX_PAGES), "content" (the pages' content streams unpack to more than MAX_CONTENT_BYTES,
 counted page by page, so 400 pages sharing one stream count 400 times), "memory" (the address-space limit
 MAX_MEMORY_BYTES was hit), "complex" (one of pypdf's own bounds, such as the operators in one content stream) or
 "unreadable" (pypdf gave up). Text stops growing past MAX_CHARS (the caller refuses a
-longer source anyway). The caller (quiz/uploads.py) holds the deadline and kills this process at it.
+longer source anyway). The caller (quiz/generation/uploads.py) holds the deadline and kills this process at it.
 
 Plain Python and pypdf only: no Django, so the process starts quickly and holds nothing of the web process's.
 """

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from quiz.jobs import generation_run
+from quiz.generation.jobs import generation_run
 from quiz.models import GenerationJob, GenerationStatus
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import WriterServer
@@ -60,7 +60,7 @@ def test_posting_the_form_creates_a_job_and_queues_it_after_commit(
 def test_with_a_broker_the_task_is_fired_with_delay_on_commit(
     client, configured, settings, django_capture_on_commit_callbacks
 ):
-    settings.QUIZ_GENERATION_RUNNER = "quiz.runner.generation_start_on_celery"
+    settings.QUIZ_GENERATION_RUNNER = "quiz.generation.runner.generation_start_on_celery"
     # The patch outlives the captured callbacks, which run as their block ends.
     with mock.patch("quiz.tasks.generate_round.delay") as delay, django_capture_on_commit_callbacks(execute=True):
         client.post(

@@ -7,7 +7,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from quiz.events import generation_group
-from quiz.jobs import generation_snapshot_for
+from quiz.generation.jobs import generation_snapshot_for
 from quiz.tokens import generation_token_job_id
 
 

@@ -12,16 +12,16 @@ from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz import conf
 from quiz.check_labels import mark_label, slow_checker_warning
-from quiz.checking import round_check_job_create, round_check_marks
+from quiz.checking.rounds import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
-from quiz.gen_limits import GenerationLimited
-from quiz.jobs import generation_cancel, generation_job_create, generation_job_get, generation_retry
+from quiz.generation.jobs import generation_cancel, generation_job_create, generation_job_get, generation_retry
+from quiz.generation.limits import GenerationLimited
+from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
+from quiz.generation.runner import generation_enqueue
+from quiz.generation.uploads import generation_source_from_upload
 from quiz.models import GenerationJob, JobKind
-from quiz.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
-from quiz.runner import generation_enqueue
 from quiz.selectors import generation_round_questions, generation_snapshot
 from quiz.tokens import generation_token
-from quiz.uploads import generation_source_from_upload
 from verifier.selectors import slow_checker
 
 

@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import translation
 
 from lobby.services import room_create
-from quiz.checking import job_run
+from quiz.generation.runner import job_run
 from quiz.importing import CSV_COLUMNS
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Round
 from quiz.packs import pack_load_all
@@ -228,7 +228,7 @@ def test_staff_recheck_a_sample_pack(gate_on, client, started_jobs, django_user_
 
 
 def test_a_check_waits_for_the_last_one_and_does_not_spend_the_writers_limits(gate_on, client, started_jobs, settings):
-    from quiz.gen_limits import generation_limits_check
+    from quiz.generation.limits import generation_limits_check
 
     settings.QUIZ_GENERATION_RUNNING_PER_SESSION = 1
     settings.QUIZ_GENERATION_PER_HOUR_PER_SESSION = 1
@@ -253,7 +253,7 @@ def test_a_cancelled_check_keeps_what_it_checked_and_the_label_says_so(gate_on, 
     import threading
     import time
 
-    from quiz.jobs import generation_cancel
+    from quiz.generation.jobs import generation_cancel
 
     settings.VERIFIER_CONCURRENCY = 1
     gate_on.script.latency = 0.3

@@ -8,10 +8,10 @@ from django.utils import translation
 from jsonschema import Draft202012Validator
 
 from quiz.exceptions import InvalidQuestion
+from quiz.generation.replies import clean_item
+from quiz.generation.writer import CHECKER_UNAVAILABLE_MESSAGE
 from quiz.models import CheckStatus
-from quiz.replies import clean_item
 from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_SOURCE, MAX_TEXT
-from quiz.writer import CHECKER_UNAVAILABLE_MESSAGE
 from tests.fakes.writer_server import Turn, good_question, good_reply
 from tests.quiz.generation import WRITER_MODEL, dropping, write
 from tests.support.timing import timed
@@ -186,7 +186,7 @@ async def test_shorter_round_tells_the_host_how_many_the_checker_removed(gate_on
 async def test_drop_everything_plays_the_ungated_round_with_a_warning(gate_on, caplog):
     gate_on.script.probabilities = {"DROPME": 0.1}
     gate_on.writer.make_question = dropping("all")
-    with caplog.at_level(logging.WARNING, logger="quiz.writer"):
+    with caplog.at_level(logging.WARNING, logger="quiz.generation.writer"):
         outcome = await write(10)
     assert gate_on.asked() == [15, 15, 15]
     assert outcome.kind == "ungated" and len(outcome.played) == 10

@@ -1,6 +1,6 @@
 """Generation jobs' life: create, start, progress, finish, fail, cancel, retry, and a dead worker's job
 reaped. Progress is written to the database on every step (so a reloaded page shows it) and broadcast to
-`generation.<id>` after it commits. Where a job runs is `quiz.runner`.
+`generation.<id>` after it commits. Where a job runs is `quiz.generation.runner`.
 
 The async run touches the database only through small sync functions wrapped in `sync_to_async`;
 a transaction never spans an `await`.
@@ -22,13 +22,14 @@ from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.events import generation_changed
 from quiz.exceptions import GenerationNotFound, QuizError
-from quiz.gen_limits import generation_admission
+from quiz.generation.limits import generation_admission
+from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
+from quiz.generation.writer import RoundWriter, WriteOutcome, WriterProgress
+from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
 from quiz.models import GenerationJob, GenerationStatus, Provenance, Question
-from quiz.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
 from quiz.selectors import generation_snapshot
 from quiz.services import question_create, round_create
 from quiz.signals import round_generated
-from quiz.writer import RoundWriter, WriteOutcome, WriterProgress
 from verifier.gate import Gate
 from verifier.services import verdict_record
 
@@ -58,7 +59,7 @@ def generation_job_create(
     source_name: str = "",
     client_network: str = "",
 ) -> GenerationJob:
-    """Raises GenerationLimited (quiz/gen_limits.py) when this session, network or site may not start one now."""
+    """Raises GenerationLimited (quiz/generation/limits.py) when this session, network or site may not start one now."""
     topic = " ".join(topic.split())
     source_text = source_text.strip()
     if not owner_key:
@@ -113,7 +114,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
         report=sync_to_async(_job_progress_save_for(job_id)),
         source_limit=conf.source_max_chars(),
     )
-    heartbeat = asyncio.create_task(_heartbeat(job_id))
+    heartbeat = asyncio.create_task(job_heartbeat(job_id))
     began = time.monotonic()
     try:
         async with gate:
@@ -121,42 +122,13 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
     except Exception:
         logger.exception("generation %s failed", job_id)
         metrics.writer_round(outcome="error", seconds=time.monotonic() - began)
-        await sync_to_async(_job_fail)(
-            job_id=job_id, message="Something went wrong while writing the round. Try again."
-        )
+        await sync_to_async(job_fail)(job_id=job_id, message="Something went wrong while writing the round. Try again.")
         return None
     finally:
         heartbeat.cancel()
     metrics.writer_round(outcome=outcome.kind, seconds=time.monotonic() - began)
     await sync_to_async(_job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled)
     return outcome
-
-
-HEARTBEAT_SECONDS = 5
-
-
-def heartbeat_seconds() -> float:
-    """Every 5 s, and at least three times within QUIZ_JOB_STALE_SECONDS, so a live job never looks dead."""
-    return min(HEARTBEAT_SECONDS, conf.stale_after_seconds() / 3)
-
-
-async def _heartbeat(job_id: int) -> None:
-    """Prove the job is alive even while the model thinks for a long time without writing a question."""
-    beat = sync_to_async(
-        lambda: GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.RUNNING).update(
-            updated_at=timezone.now()
-        )
-    )
-    while True:
-        await asyncio.sleep(heartbeat_seconds())
-        try:
-            await beat()
-        except Exception:
-            logger.warning("generation %s: heartbeat failed", job_id, exc_info=True)
-
-
-def _is_stale(job: GenerationJob) -> bool:
-    return job.updated_at < timezone.now() - timedelta(seconds=conf.stale_after_seconds())
 
 
 def _is_abandoned(job: GenerationJob) -> bool:
@@ -170,7 +142,7 @@ def generation_reap_if_stale(job: GenerationJob) -> GenerationJob:
     """A job whose worker died and that no other worker took over is reported as failed (with a retry button),
     never left spinning."""
     if job.status == GenerationStatus.RUNNING and _is_abandoned(job):
-        _job_fail(
+        job_fail(
             job_id=job.pk,
             message="Writing this round stopped unexpectedly (the worker went away). Retry to start again.",
         )
@@ -192,14 +164,9 @@ def jobs_requeue_stale() -> list[int]:
             status=GenerationStatus.QUEUED, revision=F("revision") + 1, updated_at=timezone.now()
         ):
             logger.warning("generation %s: its worker went away; queued again for another worker", job_id)
-            _broadcast(job_id)
+            job_broadcast(job_id)
             requeued.append(job_id)
     return requeued
-
-
-def _broadcast(job_id: int) -> None:
-    job = GenerationJob.objects.get(pk=job_id)
-    generation_changed(job_id=job_id, snapshot=generation_snapshot(job))
 
 
 def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | None:
@@ -207,12 +174,12 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | No
     if job is None:
         return None
     # A RUNNING job whose heartbeat stopped was left by a worker that died: a redelivered task takes it over.
-    takeover = job.status == GenerationStatus.RUNNING and _is_stale(job)
+    takeover = job.status == GenerationStatus.RUNNING and job_is_stale(job)
     if job.status != GenerationStatus.QUEUED and not takeover:
         return None
     problem = model_pin_problem()
     if problem:
-        _job_fail(job_id=job_id, message=problem)
+        job_fail(job_id=job_id, message=problem)
         return None
     gate = Gate.from_settings(source_text=job.source_text or None)
     # Compare-and-set on what we read, so two deliveries of the same task never both run it.
@@ -223,7 +190,7 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | No
         logger.warning("generation %s: its worker went away; restarting it", job_id)
     if not updated:
         return None
-    _broadcast(job_id)
+    job_broadcast(job_id)
     spec = RoundSpec(
         count=job.count,
         topic=job.topic,
@@ -256,22 +223,8 @@ def _job_progress_save(*, job_id: int, progress: WriterProgress) -> bool:
         updated_at=timezone.now(),
     )
     if updated:
-        _broadcast(job_id)
+        job_broadcast(job_id)
     return bool(updated)
-
-
-def _job_fail(*, job_id: int, message: str) -> None:
-    updated = GenerationJob.objects.filter(
-        pk=job_id, status__in=(GenerationStatus.QUEUED, GenerationStatus.RUNNING)
-    ).update(
-        status=GenerationStatus.FAILED,
-        message=message[:500],
-        revision=F("revision") + 1,
-        finished_at=timezone.now(),
-        updated_at=timezone.now(),
-    )
-    if updated:
-        _broadcast(job_id)
 
 
 @transaction.atomic
@@ -350,13 +303,13 @@ def generation_cancel(*, job_id: int, owner_key: str) -> GenerationJob:
         updated_at=timezone.now(),
     )
     if updated:
-        _broadcast(job.pk)
+        job_broadcast(job.pk)
     job.refresh_from_db()
     return job
 
 
 def generation_retry(*, job_id: int, owner_key: str, client_network: str = "") -> GenerationJob:
-    """A fresh copy of the host's job, queued: the caller starts it (`quiz.runner.generation_enqueue`)."""
+    """A fresh copy of the host's job, queued: the caller starts it (`quiz.generation.runner.generation_enqueue`)."""
     job = generation_job_get(job_id=job_id, owner_key=owner_key)
     fresh = generation_job_create(
         owner_key=owner_key,

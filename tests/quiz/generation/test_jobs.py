@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from quiz.exceptions import QuizError
-from quiz.jobs import generation_cancel, generation_job_create, generation_run
+from quiz.generation.jobs import generation_cancel, generation_job_create, generation_run
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Provenance
 from quiz.selectors import generation_round_questions, generation_snapshot
 from tests.fakes.writer_server import Turn

@@ -2,8 +2,8 @@
 fake checker drops, one round written directly, and a generation runner that only records what it was given."""
 
 from quiz.conf import writer_config
-from quiz.prompts import RoundSpec
-from quiz.writer import RoundWriter
+from quiz.generation.prompts import RoundSpec
+from quiz.generation.writer import RoundWriter
 from tests.fakes.writer_server import good_question
 from verifier.conf import gate_config
 from verifier.gate import Gate

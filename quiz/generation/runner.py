@@ -1,4 +1,4 @@
-"""Where a generation job runs (writing a round, or checking one: quiz.checking): `QUIZ_GENERATION_RUNNER`
+"""Where a generation job runs (writing a round, or checking one: quiz.checking.rounds): `QUIZ_GENERATION_RUNNER`
 names a function taking the job's id, called once the transaction that created the job commits. Two are shipped:
 a Celery worker (with a broker, REDIS_URL), and this process (the embedded default), on the ASGI server's own
 event loop so its broadcasts reach the in-memory channel layer there, or in a daemon thread when there is no such
@@ -8,14 +8,35 @@ loop. Eager Celery would run the job inside the request that started it. A test 
 import asyncio
 import contextvars
 import threading
+from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.utils.module_loading import import_string
 
 from core.server_loop import server_loop
-from quiz.checking import job_run, job_run_async
-from quiz.tasks import generate_round
+from quiz.checking.rounds import check_run_async
+from quiz.generation.jobs import generation_run_async
+from quiz.models import GenerationJob, JobKind
+
+# -- running ----------------------------------------------------------------------------------------------
+
+
+def job_run(*, job_id: int) -> None:
+    """Sync entry point of any generation job (the Celery task, or a daemon thread)."""
+    try:
+        asyncio.run(job_run_async(job_id=job_id))
+    finally:
+        close_old_connections()
+
+
+async def job_run_async(*, job_id: int) -> Any:
+    kind = await sync_to_async(lambda: GenerationJob.objects.filter(pk=job_id).values_list("kind", flat=True).first())()
+    if kind == JobKind.CHECK:
+        return await check_run_async(job_id=job_id)
+    return await generation_run_async(job_id=job_id)
+
 
 # Strong references to in-process runs, so the event loop does not drop a running task.
 _running: set[asyncio.Task[None]] = set()
@@ -30,7 +51,9 @@ def generation_enqueue(*, job_id: int) -> None:
 
 def generation_start_on_celery(job_id: int) -> None:
     """A Celery worker runs it (acknowledged late: a worker that dies mid-way has it redelivered)."""
-    generate_round.delay(job_id)
+    # By name: quiz.tasks imports this module for `job_run`, and a task's module must stay where its queued name
+    # points (quiz.tasks.generate_round).
+    import_string("quiz.tasks.generate_round").delay(job_id)
 
 
 def generation_start_in_process(job_id: int) -> None:

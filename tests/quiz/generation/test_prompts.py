@@ -1,6 +1,6 @@
 """The prompt: host-typed text is fenced, labelled data."""
 
-from quiz.prompts import RoundSpec, build_messages
+from quiz.generation.prompts import RoundSpec, build_messages
 
 
 def test_host_text_is_fenced_labelled_data_and_cannot_close_its_fence():

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from quiz.jobs import generation_job_create
+from quiz.generation.jobs import generation_job_create
+from quiz.generation.runner import generation_start_in_process
 from quiz.models import GenerationJob, GenerationStatus, RoundQuestion
-from quiz.runner import generation_start_in_process
 from tests.fakes.writer_server import WriterServer
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def runner_for(redis_url: str) -> tuple[str, str]:
@@ -31,8 +31,8 @@ def runner_for(redis_url: str) -> tuple[str, str]:
 
 
 def test_the_embedded_default_runs_jobs_in_process_and_a_broker_hands_them_to_celery():
-    assert runner_for("") == ("quiz.runner.generation_start_in_process", "True")
-    assert runner_for("redis://127.0.0.1:6379/0") == ("quiz.runner.generation_start_on_celery", "False")
+    assert runner_for("") == ("quiz.generation.runner.generation_start_in_process", "True")
+    assert runner_for("redis://127.0.0.1:6379/0") == ("quiz.generation.runner.generation_start_on_celery", "False")
 
 
 def _wait_finished(job_id: int, timeout: float = 20) -> GenerationJob:

@@ -5,7 +5,7 @@ import json
 import math
 import time
 
-from quiz.replies import ItemExtractor, parse_reply
+from quiz.generation.replies import ItemExtractor, parse_reply
 from tests.fakes.writer_server import good_question, good_reply
 from tests.support.memory import peak_allocation
 

@@ -10,10 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from quiz.exceptions import QuizError
+from quiz.generation.uploads import generation_source_from_upload
 from quiz.models import GenerationJob
-from quiz.uploads import generation_source_from_upload
 from tests.fakes.bombs import PDF_BOMB_DECODED_BYTES, PDF_BOMB_PAGES, pdf_bomb
-from tests.quiz.test_uploads import pdf_with_text
+from tests.quiz.generation.test_uploads import pdf_with_text
 
 MIB = 1024 * 1024
 

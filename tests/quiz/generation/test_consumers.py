@@ -4,7 +4,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 
-from quiz.jobs import generation_job_create, generation_run_async
+from quiz.generation.jobs import generation_job_create, generation_run_async
 from quiz.models import Round
 from quiz.routing import websocket_urlpatterns
 from quiz.tokens import generation_token

@@ -106,7 +106,7 @@ def generation_limits_check(*, client_network: str, owner_key: str, now: datetim
     An empty `client_network` (a job not started by a request) is limited per session and site-wide only.
     """
     now = now or timezone.now()
-    # Only writing spends the model key: a check of a host's round (quiz/checking.py) calls the checker.
+    # Only writing spends the model key: a check of a host's round (quiz/checking/rounds.py) calls the checker.
     jobs = GenerationJob.objects.filter(kind=JobKind.WRITE)
     mine = jobs.filter(owner_key=owner_key)
     network = jobs.filter(client_network=client_network) if client_network else None

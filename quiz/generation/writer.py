@@ -2,8 +2,9 @@
 as soon as it is complete, so checking overlaps writing. `RoundWriter` is the round's policy: how many to ask
 for (over-asking when the gate is on), when to ask again, and what the host is told.
 
-The prompt is `quiz.prompts`, reading the reply `quiz.replies`, the model's server `quiz.model_client`.
-No database here: `quiz.jobs` reads the job and settings (sync), runs `RoundWriter` (async) and saves the
+The prompt is `quiz.generation.prompts`, reading the reply `quiz.generation.replies`, the model's server
+`quiz.generation.model_client`.
+No database here: `quiz.generation.jobs` reads the job and settings (sync), runs `RoundWriter` (async) and saves the
 result (sync). Every item goes through `clean_question`; nothing the model wrote is trusted.
 """
 
@@ -21,12 +22,10 @@ from django.utils.translation import gettext
 from quiz.check_labels import UNCHECKED_MARK, counts_of, mark_of_cause
 from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
-from quiz.model_client import ModelClient, StreamBroken
-from quiz.models import CheckStatus
-from quiz.prompts import LANGUAGES, RoundSpec, build_messages
-from quiz.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
-from quiz.validation import QuestionData
-from quiz.writer_messages import (
+from quiz.generation.model_client import ModelClient, StreamBroken
+from quiz.generation.prompts import LANGUAGES, RoundSpec, build_messages
+from quiz.generation.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
+from quiz.generation.writer_messages import (
     CHECKER_UNAVAILABLE_MESSAGE,
     AttemptFacts,
     RoundFacts,
@@ -36,6 +35,8 @@ from quiz.writer_messages import (
     short_message,
     ungated_message,
 )
+from quiz.models import CheckStatus
+from quiz.validation import QuestionData
 from verifier import causes
 from verifier import conf as gate_conf
 from verifier.gate import MODEL_CHANGED, Gate, GateDecision, GateItem

@@ -8,8 +8,8 @@ from django.db import close_old_connections
 from django.urls import reverse
 from django.utils import timezone
 
-from quiz.gen_limits import GenerationLimited, generation_limits_check
-from quiz.jobs import generation_job_create
+from quiz.generation.jobs import generation_job_create
+from quiz.generation.limits import GenerationLimited, generation_limits_check
 from quiz.models import GenerationJob, GenerationStatus
 
 
