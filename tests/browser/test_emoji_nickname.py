@@ -23,6 +23,9 @@ def test_a_phone_joins_with_joined_emoji_and_is_told_why_an_invisible_name_is_re
     code = made["room"].code
     phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
     phone.goto(f"{live_url}/play/{code}/")
+    # The join form is shown once the page's script runs and its socket is open; keys pressed before that go
+    # nowhere (a loaded machine showed it). A person, too, types into the form they see.
+    expect(phone.locator("#phase-join")).to_be_visible(timeout=15000)
     nickname = phone.get_by_label("Your nickname")
 
     nickname.press_sequentially("🦊" * 21)  # typed one by one, as a thumb does
