@@ -255,7 +255,6 @@ LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -295,172 +294,19 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# The game
-ROOM_MAX_PLAYERS = env.int("ROOM_MAX_PLAYERS", default=20)
-ROOM_DEFAULT_TIMER = 20
-ROOM_MIN_TIMER = 10
-ROOM_MAX_TIMER = 120
-WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
-# The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
-# with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
-WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
-GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
-# Threads per server process for game actions (each keeps one database connection).
-DB_THREADS = env.int("DB_THREADS", default=4)
-# A database outage pauses the game: messages are retried this long, and open questions get at least
-# DB_OUTAGE_RESUME_SECONDS once it is back.
-DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
-DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
-# Abuse limits (lobby/ratelimit.py): per connection, and per IP across processes (in the cache).
-WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
-WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
-WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
-# Pings have a budget of their own (one a second, bursts of 10), outside the one answers and joins come out of.
-WS_PING_PER_MINUTE = env.int("WS_PING_PER_MINUTE", default=60)
-WS_PING_BURST = env.int("WS_PING_BURST", default=10)
-# A connection that has shown the host's token spends a host's budget instead of the players' one: a host steps
-# through a round and sets players' times in runs (bursts of 60, 300 a minute), and is never held to a player's.
-WS_HOST_RATE_PER_MINUTE = env.int("WS_HOST_RATE_PER_MINUTE", default=300)
-WS_HOST_RATE_BURST = env.int("WS_HOST_RATE_BURST", default=60)
-# Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
-# address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
-WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
-# With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
-WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
-# Each server process beats into Redis every third of this (core/processes.py); one silent this long, or killed on
-# the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
-PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
-# A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
-# page takes to reconnect (lobby/lost.py). Nobody is refused as too late for time the loss of a worker took.
-LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
-# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
-WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
-# Spreading sockets after a worker restart (lobby/rebalance.py; only with REDIS_URL): every this many seconds
-# each process registers its socket count and, holding more than REBALANCE_FACTOR x the mean of the live processes
-# and at least REBALANCE_MIN_EXCESS over it, asks up to REBALANCE_BATCH players not in an open question to
-# reconnect (close code 4012), until it is within REBALANCE_MIN_EXCESS of the mean. 0 seconds turns it off.
-REBALANCE_INTERVAL_SECONDS = env.float("REBALANCE_INTERVAL_SECONDS", default=1.0)
-REBALANCE_FACTOR = env.float("REBALANCE_FACTOR", default=1.5)
-REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=10)
-REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
-# Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
-# counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
-RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
-RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
-# Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
-RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
-# Only behind a proxy that sets it: otherwise any client could pick its own address.
-TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
+# The game (lobby/): config/settings_game.py.
+from config.settings_game import *  # noqa: E402,F403
 
-# The writer (quiz/generation/writer.py): any OpenAI-compatible server. The model id is pinned: a moving name is
-# refused.
-OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
-OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
-# No default: a round is filed under the model that wrote it, so writing needs a pinned id set on purpose.
-QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="")
-QUIZ_ALLOW_MODEL_ALIAS = env.bool("QUIZ_ALLOW_MODEL_ALIAS", default=False)
-QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
-QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
-# A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
-QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
-# Seconds one attempt may take (connecting, retries and the whole streamed reply); a slower one is cut there, its
-# complete questions kept, and the next attempt runs while the job budget lasts: the seconds all attempts of one
-# round may take together (the checker's last call budget comes on top). Keep it under CELERY_VISIBILITY_TIMEOUT.
-QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
-QUIZ_WRITER_JOB_BUDGET = env.float("QUIZ_WRITER_JOB_BUDGET", default=180.0)
-QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
-# One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
-# QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.
-QUIZ_WRITER_MAX_REPLY_BYTES = env.int("QUIZ_WRITER_MAX_REPLY_BYTES", default=8 * 1024 * 1024)
-QUIZ_SOURCE_MAX_CHARS = env.int("QUIZ_SOURCE_MAX_CHARS", default=50_000)
-QUIZ_UPLOAD_MAX_BYTES = env.int("QUIZ_UPLOAD_MAX_BYTES", default=5 * 1024 * 1024)
 # The largest request body of a route that declares no cap of its own (core/request_body.py; the source upload,
 # the question import and the labelled-set import declare theirs). Checked from Content-Length before the body is
 # read and counted while it streams (config/body_cap.py); over it, the 413 page, and the connection is closed.
 # It replaces Django's DATA_UPLOAD_MAX_MEMORY_SIZE, which would read the whole body and log a traceback.
 REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=2_621_440)
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
-# An uploaded PDF is read in a child process (quiz/generation/uploads.py): at most this many pages, this many bytes
-# its pages' content streams unpack to (counted once per page that uses them), this much address space, and it is killed
-# after this many seconds. A refused PDF gets a message that says which limit it met.
-QUIZ_PDF_MAX_PAGES = env.int("QUIZ_PDF_MAX_PAGES", default=200)
-QUIZ_PDF_MAX_UNPACKED_BYTES = env.int("QUIZ_PDF_MAX_UNPACKED_BYTES", default=20 * 1024 * 1024)
-QUIZ_PDF_MAX_MEMORY_BYTES = env.int("QUIZ_PDF_MAX_MEMORY_BYTES", default=512 * 1024 * 1024)
-QUIZ_PDF_TIMEOUT = env.float("QUIZ_PDF_TIMEOUT", default=10.0)
-# Where a generation job runs (quiz/generation/runner.py): a dotted path to a function taking the job's id. A Celery
-# worker when there is a broker; else this server's own event loop (eager Celery would write the round in the request).
-QUIZ_GENERATION_RUNNER = env(
-    "QUIZ_GENERATION_RUNNER",
-    default="quiz.generation.runner.generation_start_on_celery"
-    if REDIS_URL
-    else "quiz.generation.runner.generation_start_in_process",
-)
-# Starting a model-written round spends the model key (quiz/generation/limits.py): rounds being written at once and
-# started in the last hour, per client network (an IPv6 /64) and per browser session; and started site-wide
-# in the last 24 hours. 0 turns a limit off.
-QUIZ_GENERATION_RUNNING_PER_IP = env.int("QUIZ_GENERATION_RUNNING_PER_IP", default=2)
-QUIZ_GENERATION_PER_HOUR_PER_IP = env.int("QUIZ_GENERATION_PER_HOUR_PER_IP", default=20)
-QUIZ_GENERATION_RUNNING_PER_SESSION = env.int("QUIZ_GENERATION_RUNNING_PER_SESSION", default=1)
-QUIZ_GENERATION_PER_HOUR_PER_SESSION = env.int("QUIZ_GENERATION_PER_HOUR_PER_SESSION", default=10)
-QUIZ_GENERATION_PER_DAY = env.int("QUIZ_GENERATION_PER_DAY", default=500)
-
-# The gate (verifier/): off | systemone | llm | judge. Each default is declared here only; verifier/conf.py reads these.
-VERIFIER_BACKEND = env("VERIFIER_BACKEND", default="off")
-VERIFIER_MODEL = env("VERIFIER_MODEL", default="")  # pinned, e.g. jev-1.13.0; a moving name is refused
-VERIFIER_API_KEY = env("VERIFIER_API_KEY", default="")
-VERIFIER_BASE_URL = env("VERIFIER_BASE_URL", default="")
-VERIFIER_TIMEOUT = env.float("VERIFIER_TIMEOUT", default=6.0)
-VERIFIER_CONCURRENCY = env.int("VERIFIER_CONCURRENCY", default=4)
-VERIFIER_DOCUMENT_FIELD = env("VERIFIER_DOCUMENT_FIELD", default="document")
-VERIFIER_ALLOW_MODEL_ALIAS = env.bool("VERIFIER_ALLOW_MODEL_ALIAS", default=False)
-# An id with no date or version (gpt-4o, model-v2, llama3:8b) is a warning (verifier.W004) until acknowledged here.
-VERIFIER_ALLOW_UNPINNED_MODEL = env.bool("VERIFIER_ALLOW_UNPINNED_MODEL", default=False)
-VERIFIER_MAX_BODY_BYTES = env.int("VERIFIER_MAX_BODY_BYTES", default=256 * 1024)
-VERIFIER_DEFAULT_THRESHOLD = env.float("VERIFIER_DEFAULT_THRESHOLD", default=0.6)
-# `llm`: a first token with less than this share on Yes/No is no answer (unverified, reason not_yes_no).
-VERIFIER_YES_NO_FLOOR = env.float("VERIFIER_YES_NO_FLOOR", default=0.5)
-# `judge`: the completion limit of one report; a reasoning model's thinking counts against it. 0 (the default):
-# 512, what a one-line report needs, or 4096 for a reasoning model. Which it is: VERIFIER_JUDGE_REASONING (true or
-# false), or with "auto" (the default) by the judge's model id: o1, o3, o4, gpt-5, r1, qwq, or a part "reason",
-# "reasoning", "think", "thinking" (split at non-alphanumerics).
-VERIFIER_JUDGE_MAX_TOKENS = env.int("VERIFIER_JUDGE_MAX_TOKENS", default=0)
-VERIFIER_JUDGE_REASONING = env("VERIFIER_JUDGE_REASONING", default="auto")
-# Grounded rounds (a source document): the bounds a question's support and contradiction scores must keep.
-VERIFIER_SUPPORTED_MIN = env.float("VERIFIER_SUPPORTED_MIN", default=0.85)
-VERIFIER_ANSWERS_QUESTION_MIN = env.float("VERIFIER_ANSWERS_QUESTION_MIN", default=0.80)
-VERIFIER_UNSUPPORTED_DETAIL_MAX = env.float("VERIFIER_UNSUPPORTED_DETAIL_MAX", default=0.15)
-VERIFIER_CONTRADICTION_MAX = env.float("VERIFIER_CONTRADICTION_MAX", default=0.10)
-# Blind re-answer: the checker picks the right option without seeing the marked one; P(marked) joins the min.
-VERIFIER_BLIND = env.bool("VERIFIER_BLIND", default=True)
-# "The checker chose X": another option got at least this probability (and more than the marked one).
-VERIFIER_BLIND_DISAGREE = env.float("VERIFIER_BLIND_DISAGREE", default=0.5)
-# The blind question shows the options in an order shuffled per question (from this seed and the question, so
-# a run can be reproduced), and maps the answer back. With 2 orders it is asked twice, the second time with every
-# option moved one place: the answers are averaged, and one that follows the position (the same letter twice, two
-# different options) is not scored and flags nothing. 1 only spreads a favourite letter over the options.
-VERIFIER_BLIND_ORDERS = env.int("VERIFIER_BLIND_ORDERS", default=2)
-VERIFIER_BLIND_SEED = env("VERIFIER_BLIND_SEED", default="")
-# A second opinion for the borderline: with VERIFIER_SECOND_OPINION_MODEL set, a question whose score lies within
-# VERIFIER_SECOND_OPINION_BAND of its threshold is asked again, by this backend (llm: any OpenAI-compatible chat
-# model with logprobs) at this URL, before the gate decides; its verdict decides. It has its own deadline and
-# fails open to the first verdict; the round's budget (VERIFIER_TIMEOUT after writing ends) still holds.
-VERIFIER_SECOND_OPINION_BACKEND = env("VERIFIER_SECOND_OPINION_BACKEND", default="llm")
-VERIFIER_SECOND_OPINION_MODEL = env("VERIFIER_SECOND_OPINION_MODEL", default="")
-VERIFIER_SECOND_OPINION_BASE_URL = env("VERIFIER_SECOND_OPINION_BASE_URL", default="")
-VERIFIER_SECOND_OPINION_API_KEY = env("VERIFIER_SECOND_OPINION_API_KEY", default="")
-VERIFIER_SECOND_OPINION_BAND = env.float("VERIFIER_SECOND_OPINION_BAND", default=0.1)
-VERIFIER_SECOND_OPINION_TIMEOUT = env.float("VERIFIER_SECOND_OPINION_TIMEOUT", default=10.0)
-# Circuit breaker per backend + model id (shared through the cache, so through Redis when REDIS_URL is set):
-# this many calls in a row that find the checker unavailable open it; after the cool-down one probe may go.
-VERIFIER_BREAKER_FAILURES = env.int("VERIFIER_BREAKER_FAILURES", default=5)
-VERIFIER_BREAKER_COOLDOWN = env.float("VERIFIER_BREAKER_COOLDOWN", default=30.0)
-
-# Review: the crowd signal (after a question closes, at least CROWD_MIN_ANSWERS answers and at least
-# CROWD_MAJORITY of them on one unmarked option flag it "the crowd disagrees"), and the sweep's trust floor
-# (it warns when either class, good or defective, has fewer labels than VERIFIER_SWEEP_MIN_LABELS).
-CROWD_MIN_ANSWERS = env.int("CROWD_MIN_ANSWERS", default=5)
-CROWD_MAJORITY = env.float("CROWD_MAJORITY", default=0.6)
-VERIFIER_SWEEP_MIN_LABELS = env.int("VERIFIER_SWEEP_MIN_LABELS", default=10)
+# The writer (quiz/generation/): config/settings_writer.py.
+# The gate (verifier/) and the review's crowd signal and sweep: config/settings_checker.py.
+from config.settings_checker import *  # noqa: E402,F403
+from config.settings_writer import *  # noqa: E402,F403
 
 # What an operator sees: /healthz and /readyz for a load balancer (each readiness check cut at READYZ_TIMEOUT
 # seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).

@@ -4,10 +4,8 @@ import asyncio
 import json
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
@@ -16,9 +14,9 @@ from django.utils.translation import gettext as _
 
 from core import metrics
 from core.i18n import language_from_scope
-from lobby import events, heal, ratelimit, rebalance, review, services, standings
-from lobby.batching import GroupCommit
-from lobby.exceptions import GameError, PlayerRemoved, RoomNotFound
+from lobby import events, game_db, heal, ratelimit, rebalance, review, services, standings
+from lobby.exceptions import GameError, PlayerRemoved
+from lobby.game_db import db
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
 from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
@@ -27,43 +25,9 @@ from lobby.tokens import read_host_token
 logger = logging.getLogger(__name__)
 
 
-_db_threads = ThreadPoolExecutor(max_workers=settings.DB_THREADS, thread_name_prefix="quizgate-db")
-
-
-def db(func):
-    """Run a service in a pool of threads. Not thread-sensitive: the game's writes are safe side by side (row
-    locks and compare-and-set), and one shared thread per process would queue every player's answer."""
-    return database_sync_to_async(func, thread_sensitive=False, executor=_db_threads)
-
-
-# The answers that reach this process together go into the database in one transaction.
-# Each batch's count-and-close step runs after its players have their acknowledgements.
-_answers = GroupCommit(db(services.answers_store), after=db(services.answers_counted))
-
 DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
-
-
-# Joins too: a room of 2,000 filling up is a few dozen transactions, one row lock each, not 2,000.
-_joins = GroupCommit(db(services.players_join))
-
-
-def _join_allowed(*, ip: str, code: str) -> None:
-    """Before a join: a room new to this IP counts against its rooms-joined limit; an IP that has used up its
-    code guesses is refused (each unknown code counts, `_join`)."""
-    if not ratelimit.room_join_hit(ip=ip, code=code) or ratelimit.ip_blocked(limit=ratelimit.CODE_GUESSES, ip=ip):
-        raise ratelimit.RateLimited()
-
-
-async def _join(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
-    """Join under the IP's limits, in the next batch of joins."""
-    await db(_join_allowed)(ip=ip, code=code)
-    try:
-        return await _joins.submit(services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time))
-    except RoomNotFound:
-        await db(ratelimit.ip_hit)(limit=ratelimit.CODE_GUESSES, ip=ip)
-        raise
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -171,7 +135,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_join(self, message):
         if self.role is not None:
             return await self.send_error("not_now", _("You are already in this game."))
-        joined = await _join(
+        joined = await game_db.join(
             ip=self.client_ip,
             code=self.code,
             nickname=message.get("nickname"),
@@ -213,7 +177,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_answer(self, message):
         self._require("player")
         arrived = time.monotonic()
-        ack = await _answers.submit(
+        ack = await game_db.answers.submit(
             services.AnswerIn(
                 player_id=self.player_id,
                 question_index=message.get("question"),

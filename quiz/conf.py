@@ -1,5 +1,5 @@
 """The writer's settings, read at call time (tests override them with `settings`); their defaults are in
-config/settings.py, once."""
+config/settings_writer.py, once."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +10,7 @@ from verifier import conf as gate_conf
 
 
 def setting(name: str) -> Any:
-    # Each default is declared once, in config/settings.py: a missing setting fails loudly here.
+    # Each default is declared once, in config/settings_writer.py: a missing setting fails loudly here.
     return getattr(settings, name)
 
 

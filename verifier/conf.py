@@ -1,4 +1,5 @@
-"""The gate's settings, read at call time so tests can override them. Their defaults live in config/settings.py."""
+"""The gate's settings, read at call time so tests can override them. Their defaults live in
+config/settings_checker.py."""
 
 import logging
 import re
@@ -11,7 +12,7 @@ from verifier.policy import GroundedBounds
 
 
 def setting(name: str) -> Any:
-    # Every default is declared once, in config/settings.py (the one env reader, the README's settings table):
+    # Every default is declared once, in config/settings_checker.py (the one env reader, the README's settings table):
     # a name missing there is a programming error, not something to paper over with a second default here.
     return getattr(settings, name)
 

@@ -50,7 +50,7 @@ class GenerationLimited(QuizError):
 
 
 def _limit(name: str) -> int:
-    return int(getattr(settings, name))  # the default is in config/settings.py, once
+    return int(getattr(settings, name))  # the default is in config/settings_writer.py, once
 
 
 def _rounds(count: int) -> str:

@@ -14,17 +14,26 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from django.utils.translation import gettext
 
-from quiz.check_labels import UNCHECKED_MARK, counts_of, mark_of_cause
 from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
 from quiz.generation.model_client import ModelClient, StreamBroken
 from quiz.generation.prompts import LANGUAGES, RoundSpec, build_messages
 from quiz.generation.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
+from quiz.generation.write_outcome import (
+    Candidate,
+    Mark,
+    OutcomeKind,
+    Timeline,
+    WriteOutcome,
+    WriterProgress,
+    check_counts,
+    mark_of,
+    round_status,
+)
 from quiz.generation.writer_messages import (
     CHECKER_UNAVAILABLE_MESSAGE,
     AttemptFacts,
@@ -36,10 +45,9 @@ from quiz.generation.writer_messages import (
     ungated_message,
 )
 from quiz.models import CheckStatus
-from quiz.validation import QuestionData
 from verifier import causes
 from verifier import conf as gate_conf
-from verifier.gate import MODEL_CHANGED, Gate, GateDecision, GateItem
+from verifier.gate import MODEL_CHANGED, Gate, GateItem
 
 logger = logging.getLogger(__name__)
 
@@ -50,79 +58,6 @@ OVER_ASK = 1.5
 MIN_ATTEMPT_SHARE = 0.25
 
 __all__ = ["CHECKER_UNAVAILABLE_MESSAGE", "RoundWriter", "WriteOutcome", "WriterProgress"]
-
-# What the checker did with a played question (quiz.check_labels.mark_of_cause): passed, rejected, too_slow,
-# unreachable, paused, model_changed, unverified (an answer it could not use), unchecked.
-Mark = str
-
-
-@dataclass
-class WriterProgress:
-    asked: int = 0
-    written: int = 0
-    checked: int = 0
-    dropped: int = 0
-    invalid: int = 0
-    # Items dropped as repeats of an earlier question (not counted as invalid).
-    duplicates: int = 0
-    attempt: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    def copy(self) -> "WriterProgress":
-        return WriterProgress(**{**self.__dict__, "problems": list(self.problems)})
-
-
-@dataclass
-class Candidate:
-    key: str
-    data: QuestionData
-    attempt: int
-    decision: GateDecision | None = None
-    # The model id the server said wrote it (its streamed chunks' `model`), "" when it did not say.
-    served_model: str = ""
-
-
-@dataclass
-class Timeline:
-    """When the model was writing and when each check ran (monotonic seconds), for the bench's figures."""
-
-    started: float = 0.0
-    writing: list[tuple[float, float]] = field(default_factory=list)
-    checks: list[tuple[float, float]] = field(default_factory=list)
-    finished: float = 0.0
-
-    def overlap_share(self) -> float:
-        """Share of the time spent checking that fell while the model was still writing."""
-        total = sum(end - start for start, end in self.checks)
-        if total <= 0:
-            return 0.0
-        overlapped = 0.0
-        for check_start, check_end in self.checks:
-            for write_start, write_end in self.writing:
-                overlapped += max(0.0, min(check_end, write_end) - max(check_start, write_start))
-        return min(1.0, overlapped / total)
-
-
-OutcomeKind = Literal["full", "short", "ungated", "failed", "cancelled"]
-
-
-@dataclass
-class WriteOutcome:
-    kind: OutcomeKind
-    played: list[Candidate]
-    candidates: list[Candidate]
-    marks: dict[str, Mark]
-    check_status: str
-    message: str
-    progress: WriterProgress
-    timeline: Timeline
-    # Round.check_counts: how many played questions the checker passed, rejected, or left unverified and why.
-    check_counts: dict = field(default_factory=dict)
-
-    @property
-    def playable(self) -> bool:
-        return self.kind in ("full", "short", "ungated") and bool(self.played)
-
 
 # Called with a copy of the progress after each step; returns False when the host cancelled.
 ProgressReport = Callable[[WriterProgress], Awaitable[bool]]
@@ -398,7 +333,7 @@ class RoundWriter:
                 message=message,
                 progress=self.progress.copy(),
                 timeline=self.timeline,
-                check_counts=_check_counts(played) if self.gated else {},
+                check_counts=check_counts(played) if self.gated else {},
             )
 
         if self.cancelled:
@@ -425,29 +360,9 @@ class RoundWriter:
                 ungated_message(self._facts(played), checked=len(checked)),
             )
         played = survivors[:count]
-        marks: dict[str, Mark] = {c.key: _mark(c.decision) for c in played}
-        status = _round_status(list(marks.values()), gated=self.gated)
+        marks: dict[str, Mark] = {c.key: mark_of(c.decision) for c in played}
+        status = round_status(list(marks.values()), gated=self.gated)
         facts = self._facts(played)
         if len(played) >= count:
             return outcome("full", played, marks, status, full_message(facts))
         return outcome("short", played, marks, status, short_message(facts))
-
-
-def _mark(decision: GateDecision | None) -> Mark:
-    if decision is None:
-        return UNCHECKED_MARK
-    return mark_of_cause(causes.cause_of(outcome=decision.outcome, reason=decision.reason))
-
-
-def _check_counts(played: list[Candidate]) -> dict:
-    return counts_of((c.decision.outcome, c.decision.reason) if c.decision else ("unchecked", "") for c in played)
-
-
-def _round_status(marks: list[Mark], *, gated: bool) -> str:
-    if not gated or all(mark == UNCHECKED_MARK for mark in marks):
-        return CheckStatus.UNCHECKED
-    if all(mark == causes.PASSED for mark in marks):
-        return CheckStatus.CHECKED
-    if all(mark not in (causes.PASSED, UNCHECKED_MARK) for mark in marks):
-        return CheckStatus.UNVERIFIED
-    return CheckStatus.PARTLY_UNVERIFIED

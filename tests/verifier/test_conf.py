@@ -1,4 +1,4 @@
-"""The gate's settings have one default each, in config/settings.py; verifier/conf.py only reads them."""
+"""The gate's settings have one default each, in config/settings_checker.py; verifier/conf.py only reads them."""
 
 import pytest
 

@@ -5,7 +5,7 @@ import pytest
 from verifier import policy
 from verifier.policy import GroundedBounds
 
-# The bounds the settings ship with (config/settings.py).
+# The bounds the settings ship with (config/settings_checker.py).
 BOUNDS = GroundedBounds(
     supported_min=0.85, answers_question_min=0.80, unsupported_detail_max=0.15, contradiction_max=0.10
 )

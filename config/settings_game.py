@@ -1,0 +1,65 @@
+"""The game's settings (lobby/): rooms, timers, sockets and their limits, processes and rebalancing.
+
+Star-imported by config/settings.py after the .env file is read; each default is declared here once.
+"""
+
+import environ
+
+env = environ.Env()
+
+# The game
+ROOM_MAX_PLAYERS = env.int("ROOM_MAX_PLAYERS", default=20)
+ROOM_DEFAULT_TIMER = 20
+ROOM_MIN_TIMER = 10
+ROOM_MAX_TIMER = 120
+WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
+# The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
+# with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
+WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
+GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
+# Threads per server process for game actions (each keeps one database connection).
+DB_THREADS = env.int("DB_THREADS", default=4)
+# A database outage pauses the game: messages are retried this long, and open questions get at least
+# DB_OUTAGE_RESUME_SECONDS once it is back.
+DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
+DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
+# Abuse limits (lobby/ratelimit.py): per connection, and per IP across processes (in the cache).
+WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
+WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
+WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
+# Pings have a budget of their own (one a second, bursts of 10), outside the one answers and joins come out of.
+WS_PING_PER_MINUTE = env.int("WS_PING_PER_MINUTE", default=60)
+WS_PING_BURST = env.int("WS_PING_BURST", default=10)
+# A connection that has shown the host's token spends a host's budget instead of the players' one: a host steps
+# through a round and sets players' times in runs (bursts of 60, 300 a minute), and is never held to a player's.
+WS_HOST_RATE_PER_MINUTE = env.int("WS_HOST_RATE_PER_MINUTE", default=300)
+WS_HOST_RATE_BURST = env.int("WS_HOST_RATE_BURST", default=60)
+# Open WebSockets per client IP, across processes (config/socket_cap.py). A venue puts a whole room behind one
+# address: the default lets in a full room, its host's pages, and reconnects whose old socket is not yet gone.
+WS_MAX_PER_IP = env.int("WS_MAX_PER_IP", default=ROOM_MAX_PLAYERS + 10)
+# With Redis each open socket is a lease a live process renews; a process killed outright frees its within this.
+WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
+# Each server process beats into Redis every third of this (core/processes.py); one silent this long, or killed on
+# the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
+PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
+# A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
+# page takes to reconnect (lobby/lost.py). Nobody is refused as too late for time the loss of a worker took.
+LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
+# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
+WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
+# Spreading sockets after a worker restart (lobby/rebalance.py; only with REDIS_URL): every this many seconds
+# each process registers its socket count and, holding more than REBALANCE_FACTOR x the mean of the live processes
+# and at least REBALANCE_MIN_EXCESS over it, asks up to REBALANCE_BATCH players not in an open question to
+# reconnect (close code 4012), until it is within REBALANCE_MIN_EXCESS of the mean. 0 seconds turns it off.
+REBALANCE_INTERVAL_SECONDS = env.float("REBALANCE_INTERVAL_SECONDS", default=1.0)
+REBALANCE_FACTOR = env.float("REBALANCE_FACTOR", default=1.5)
+REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=10)
+REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
+# Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
+# counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
+RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
+RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)
+# Where the per-IP counters live in the cache and Redis (two deployments sharing one Redis need their own).
+RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
+# Only behind a proxy that sets it: otherwise any client could pick its own address.
+TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
