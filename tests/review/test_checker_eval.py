@@ -14,6 +14,7 @@ from review.models import CheckerEvalRun, Review
 from review.selectors import labelled_scores
 from review.sweep import DEFECTIVE, GOOD
 from tests.fakes.model_server import ModelServer
+from tests.verifier.conftest import TEST_TIMEOUT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -116,6 +117,7 @@ def test_a_checker_that_answers_a_constant_is_called_useless_in_plain_words(answ
 
 def test_a_checker_that_hangs_counts_the_unverified_and_ends_within_the_budget(systemone, settings, tmp_path):
     settings.VERIFIER_BREAKER_FAILURES = 1000  # no rest for the checker: every round waits out its budget
+    settings.VERIFIER_TIMEOUT = TEST_TIMEOUT  # the deadline is this test's subject
     hang = 60.0
     systemone.script.latency = hang
     items = small_set()
