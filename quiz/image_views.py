@@ -2,10 +2,10 @@
 
 The name is the hash of the file's content: a name never shows another picture, so browsers keep it a year."""
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponseBase, HttpResponseNotModified
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseNotModified
 from django.views.decorators.http import require_GET
 
-from quiz.images import CONTENT_TYPES, NAME_PATTERN, image_storage
+from quiz.images import CONTENT_TYPES, NAME_PATTERN, image_bytes
 
 CACHE_CONTROL = "public, max-age=31536000, immutable"
 
@@ -18,11 +18,12 @@ def question_image(request: HttpRequest, name: str) -> HttpResponseBase:
     if request.headers.get("If-None-Match") == etag:
         response: HttpResponseBase = HttpResponseNotModified()
     else:
+        # Whole (a re-encoded picture is a few hundred KB): an async server need not stream a sync file.
         try:
-            file = image_storage().open(name, "rb")
+            content = image_bytes(name)
         except (FileNotFoundError, OSError) as error:
             raise Http404("No such picture.") from error
-        response = FileResponse(file, content_type=CONTENT_TYPES[name.rsplit(".", 1)[1]])
+        response = HttpResponse(content, content_type=CONTENT_TYPES[name.rsplit(".", 1)[1]])
     response["Cache-Control"] = CACHE_CONTROL
     response["ETag"] = etag
     return response
