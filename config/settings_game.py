@@ -3,6 +3,8 @@
 Star-imported by config/settings.py after the .env file is read; each default is declared here once.
 """
 
+from pathlib import Path
+
 import environ
 
 env = environ.Env()
@@ -63,3 +65,28 @@ RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", de
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
+
+# Questions' pictures (quiz/images.py). What a picture may be when it comes in (bytes, and pixels: a decompression
+# bomb is refused before it is decoded), and its long side once re-encoded.
+QUIZ_IMAGE_MAX_BYTES = env.int("QUIZ_IMAGE_MAX_BYTES", default=5 * 1024 * 1024)
+QUIZ_IMAGE_MAX_PIXELS = env.int("QUIZ_IMAGE_MAX_PIXELS", default=40_000_000)
+QUIZ_IMAGE_MAX_SIDE = env.int("QUIZ_IMAGE_MAX_SIDE", default=1600)
+# Where the re-encoded files are kept: Django's STORAGES["question_images"]. The filesystem under MEDIA_ROOT by
+# default (one machine, or a directory every machine mounts); an object store for several machines by naming its
+# backend and options, e.g. QUIZ_IMAGE_STORAGE_BACKEND=storages.backends.s3.S3Storage and
+# QUIZ_IMAGE_STORAGE_OPTIONS='{"bucket_name": "quizgate-pictures"}' (README, "Pictures"). The files are always
+# served by the app itself (/rounds/images/<name>), so the pages' CSP keeps img-src 'self'.
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(Path(__file__).resolve().parent.parent / "media"))
+MEDIA_URL = "/media/"
+_IMAGE_BACKEND = env("QUIZ_IMAGE_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage")
+_IMAGE_OPTIONS = env.json("QUIZ_IMAGE_STORAGE_OPTIONS", default={})
+if _IMAGE_BACKEND == "django.core.files.storage.FileSystemStorage":
+    _IMAGE_OPTIONS = {"location": str(Path(MEDIA_ROOT) / "questions"), **_IMAGE_OPTIONS}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "question_images": {"BACKEND": _IMAGE_BACKEND, "OPTIONS": _IMAGE_OPTIONS},
+}
+# The largest JSON round a host may import as a file (its pictures are data URLs inside it; a pasted text and a CSV
+# stay within 1 MB). The import page's body cap follows it.
+QUIZ_IMPORT_MAX_BYTES = env.int("QUIZ_IMPORT_MAX_BYTES", default=30 * 1024 * 1024)

@@ -17,3 +17,6 @@ if REDIS_URL:  # noqa: F405
 # Rate-limit counters of one run must not leak into the next when the cache is a shared Redis.
 CACHES["default"]["KEY_PREFIX"] = f"quizgate-test-{os.getpid()}"  # noqa: F405
 RATELIMIT_KEY_PREFIX = f"ratelimit-test-{os.getpid()}"
+# Pictures a test stores go to a directory of this run, never the checkout's media/.
+MEDIA_ROOT = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"quizgate-test-media-{os.getpid()}")
+STORAGES["question_images"]["OPTIONS"]["location"] = os.path.join(MEDIA_ROOT, "questions")  # noqa: F405

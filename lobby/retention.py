@@ -10,10 +10,11 @@ report's words go, what the reviewer decided from them stays.
 Browser sessions (a host's sign-in, the owner key of an anonymous host's past games) go when they have expired,
 or when they were last used more than RETENTION_DAYS ago, whichever comes first. The client network a generation
 job was asked from (an address, kept for the per-network limits of the last 24 hours) is blanked on jobs older
-than the period; the job itself stays with its round.
+than the period; the job itself stays with its round. The pictures no round or pack shows any more go too
+(quiz/image_retention.py).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from lobby.models import Answer, Player, Report, Room
+from quiz.image_retention import orphan_images_purge
 from quiz.models import GenerationJob
 
 
@@ -35,6 +37,7 @@ class Purged:
     sessions: int
     networks: int
     cutoff: datetime
+    pictures: int = 0
 
 
 def retention_cutoff(*, days: int | None = None, now: datetime | None = None) -> datetime:
@@ -75,4 +78,4 @@ def old_data_purge(*, days: int | None = None, now: datetime | None = None, dry_
             Room.objects.filter(pk__in=room_ids).delete()
             Session.objects.filter(expire_date__lt=session_line).delete()
             jobs.update(client_network="")
-    return counts
+    return replace(counts, pictures=orphan_images_purge(now=now, dry_run=dry_run))

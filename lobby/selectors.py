@@ -156,6 +156,8 @@ def room_picture(*, room_id: int) -> Picture:
         order = machine.option_order(seed=room["option_seed"], question_index=index, option_count=question.option_count)
         shown_options = [question.options[original] for original in order]
         snapshot["question"] = {"index": index, "text": question.text, "options": shown_options}
+        if question.image:
+            snapshot["question"]["image"] = question.image
         # One query for the count, the distribution and the results: one row per player who answered.
         answers = list(
             Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)

@@ -7,3 +7,6 @@ class QuizConfig(AppConfig):
 
     def ready(self) -> None:
         from quiz import checks  # noqa: F401 - registers the start-up checks
+        from quiz.image_retention import image_receivers_connect
+
+        image_receivers_connect()

@@ -1,3 +1,4 @@
+from dataclasses import replace
 from pathlib import PurePath
 from typing import Any
 
@@ -5,8 +6,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from quiz import images
 from quiz.exceptions import InvalidQuestion
-from quiz.importing import MAX_TEXT_BYTES
+from quiz.importing import MAX_TEXT_BYTES, max_json_bytes
 from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,
@@ -56,6 +58,22 @@ class QuestionBlockForm(forms.Form):
         widget=forms.TextInput(attrs={"maxlength": MAX_SOURCE}),
     )
 
+    image = forms.FileField(
+        required=False,
+        label=_("Picture (optional)"),
+        help_text=_("PNG, JPEG, WebP or GIF, up to 5 MB. The checker does not see it."),
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp,image/gif"}),
+    )
+    image_alt = forms.CharField(
+        required=False,
+        strip=False,
+        label=_("What the picture shows (alt text)"),
+        widget=forms.TextInput(attrs={"maxlength": images.MAX_ALT}),
+    )
+    # The picture the question already has (its stored name), kept unless removed or replaced.
+    image_name = forms.CharField(required=False, widget=forms.HiddenInput)
+    image_remove = forms.BooleanField(required=False, label=_("Remove the picture"))
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for index, name in enumerate(OPTION_FIELDS):
@@ -66,6 +84,7 @@ class QuestionBlockForm(forms.Form):
                 widget=forms.TextInput(attrs={"maxlength": MAX_OPTION}),
             )
         self.question: QuestionData | None = None
+        self.uploaded_image = ""
 
     @staticmethod
     def initial_from(question: QuestionData) -> dict[str, Any]:
@@ -74,6 +93,8 @@ class QuestionBlockForm(forms.Form):
             "correct": str(question.correct_index),
             "explanation": question.explanation,
             "source": question.source,
+            "image_name": question.image.name if question.image else "",
+            "image_alt": question.image.alt if question.image else "",
         }
         for name, option in zip(OPTION_FIELDS, question.options, strict=False):
             initial[name] = option
@@ -89,11 +110,42 @@ class QuestionBlockForm(forms.Form):
     def has_extra_options(self) -> bool:
         return any(str(self[name].value() or "").strip() for name in OPTION_FIELDS[4:])
 
+    def current_image_name(self) -> str:
+        """The stored picture this block shows and sends back: the one uploaded with it (kept even when another
+        block's error sends the form back), else the one it had."""
+        if getattr(self, "question", None) is not None and self.question.image is not None:
+            return self.question.image.name
+        if getattr(self, "uploaded_image", ""):
+            return self.uploaded_image
+        name = str(self["image_name"].value() or "")
+        return name if images.NAME_PATTERN.match(name) else ""
+
+    def current_image_url(self) -> str:
+        return images.image_url(self.current_image_name())
+
+    def _clean_image(self, data: dict[str, Any]) -> images.QuestionImage | None:
+        if data.get("image_remove"):
+            return None
+        upload = data.get("image")
+        if upload:
+            if upload.size > images.max_bytes():
+                raise InvalidQuestion(
+                    _("the picture is larger than %(size)s MB") % {"size": f"{images.max_bytes() / 1048576:g}"}
+                )
+            image = images.image_from_bytes(upload.read(), alt="")
+            # Kept at once, so that the form sent back for another block's error still has it.
+            self.uploaded_image = images.image_store(image)
+            return images.QuestionImage(name=image.name, alt=images.clean_alt(data.get("image_alt")))
+        name = data.get("image_name") or ""
+        if name and images.NAME_PATTERN.match(name) and images.image_storage().exists(name):
+            return images.QuestionImage(name=name, alt=images.clean_alt(data.get("image_alt")))
+        return None
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         texts = [data.get("text", ""), *(data.get(name, "") for name in OPTION_FIELDS)]
-        texts += [data.get("explanation", ""), data.get("source", "")]
-        if not any(value.strip() for value in texts):
+        texts += [data.get("explanation", ""), data.get("source", ""), data.get("image_alt", "")]
+        if not any(value.strip() for value in texts) and not data.get("image"):
             self.question = None  # a blank block
             return data
         options = [data.get(name, "") for name in OPTION_FIELDS]
@@ -108,7 +160,8 @@ class QuestionBlockForm(forms.Form):
         if data.get("correct"):
             raw["correct_index"] = int(data["correct"])
         try:
-            self.question = clean_question(raw)
+            image = self._clean_image(data)
+            self.question = replace(clean_question(raw), image=image)
         except InvalidQuestion as error:
             raise ValidationError(str(error), code="invalid_question") from error
         return data
@@ -142,9 +195,11 @@ QuestionFormSet = forms.formset_factory(
 )
 
 
-def question_formset(*, data: Any = None, questions: list[QuestionData] | None = None) -> BaseQuestionFormSet:
+def question_formset(
+    *, data: Any = None, files: Any = None, questions: list[QuestionData] | None = None
+) -> BaseQuestionFormSet:
     if data is not None:
-        return QuestionFormSet(data, prefix="q")
+        return QuestionFormSet(data, files, prefix="q")
     initial = [QuestionBlockForm.initial_from(question) for question in questions or []]
     return QuestionFormSet(initial=initial, prefix="q")
 
@@ -170,10 +225,13 @@ class ImportForm(forms.Form):
         if upload and pasted.strip():
             raise ValidationError(_("Choose a file or paste text, not both."), code="both")
         if upload:
-            if upload.size > MAX_TEXT_BYTES:
-                raise ValidationError(
-                    _("The file is larger than %(size)s KB.") % {"size": MAX_TEXT_BYTES // 1024}, code="too_large"
-                )
+            json_file = PurePath(upload.name or "").suffix.lower() == ".json"
+            if upload.size > (max_json_bytes() if json_file else MAX_TEXT_BYTES):
+                if json_file:
+                    size = _("%(size)s MB") % {"size": f"{max_json_bytes() / 1048576:g}"}
+                else:
+                    size = _("%(size)s KB") % {"size": MAX_TEXT_BYTES // 1024}
+                raise ValidationError(_("The file is larger than %(size)s.") % {"size": size}, code="too_large")
             try:
                 content = upload.read().decode("utf-8-sig")
             except UnicodeDecodeError as error:

@@ -1,7 +1,9 @@
 """A host's questions in and out as CSV or JSON. Plain functions: no request, no database.
 
 Every question goes through `clean_question`; a bad row is reported with where it is and why, and the
-good rows are kept.
+good rows are kept. A JSON question may carry its picture as `"image": {"data": "data:image/png;base64,...",
+"alt": "..."}` (quiz/images.py); the JSON export writes it the same way, so an export imports back whole. The
+CSV carries no pictures (export JSON to keep them).
 """
 
 import csv
@@ -10,8 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
+from quiz.images import image_data_url
 from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
 
 MAX_ROWS = 200
@@ -50,6 +55,11 @@ def _too_large(text: str) -> ImportResult | None:
     if len(text.encode("utf-8", errors="replace")) > MAX_TEXT_BYTES:
         return ImportResult(errors=[RowError(0, f"the text is larger than {MAX_TEXT_BYTES // 1024} KB")])
     return None
+
+
+def max_json_bytes() -> int:
+    """A JSON file carries its pictures inside it: it may be larger than a CSV, up to QUIZ_IMPORT_MAX_BYTES."""
+    return max(MAX_TEXT_BYTES, settings.QUIZ_IMPORT_MAX_BYTES)
 
 
 def _too_many_rows_error(line: int, unit: str) -> RowError:
@@ -114,8 +124,9 @@ def _question_from_csv_row(columns: list[str], cells: list[str]) -> QuestionData
 
 
 def parse_json(text: str) -> ImportResult:
-    if (too_large := _too_large(text)) is not None:
-        return too_large
+    if len(text.encode("utf-8", errors="replace")) > max_json_bytes():
+        size = f"{max_json_bytes() / (1024 * 1024):g}"
+        return ImportResult(errors=[RowError(0, f"the file is larger than {size} MB")])
     result = ImportResult()
     try:
         data = json.loads(text.removeprefix("\ufeff"))
@@ -229,13 +240,16 @@ def export_csv(questions: list[QuestionData], *, audits: list[dict[str, Any]] | 
 
 
 def question_as_json(question: QuestionData) -> dict[str, Any]:
-    return {
+    item = {
         "question": question.text,
         "options": list(question.options),
         "correct": OPTION_LETTERS[question.correct_index],
         "explanation": question.explanation,
         "source": question.source,
     }
+    if question.image is not None:
+        item["image"] = {"data": image_data_url(question.image), "alt": question.image.alt}
+    return item
 
 
 def export_json(

@@ -2,6 +2,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from quiz.check_labels import check_note
+from quiz.images import MAX_ALT, QuestionImage
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
@@ -49,6 +50,9 @@ class Question(models.Model):
     # The writer model asked for (QUIZ_WRITER_MODEL), and the one the server said wrote it (its stream's `model`).
     model_id = models.CharField(max_length=200, blank=True)
     served_model_id = models.CharField(max_length=200, blank=True)
+    # Its picture: the file's name in STORAGES["question_images"] (quiz/images.py) and what it shows, in words.
+    image_name = models.CharField(max_length=80, blank=True)
+    image_alt = models.CharField(max_length=MAX_ALT, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -65,6 +69,7 @@ class Question(models.Model):
             correct_index=self.correct_index,
             explanation=self.explanation,
             source=self.source,
+            image=QuestionImage(name=self.image_name, alt=self.image_alt) if self.image_name else None,
         )
 
 

@@ -3,6 +3,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from quiz.images import image_url
 from quiz.models import GenerationJob, Pack, Question, Round
 
 
@@ -24,6 +25,8 @@ class QuestionFacts:
     correct_index: int
     explanation: str
     source: str
+    # Its picture, as the screens show it: {"url", "alt"}; None without one.
+    image: dict | None = None
 
     @property
     def option_count(self) -> int:
@@ -51,6 +54,7 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
         correct_index=question.correct_index,
         explanation=question.explanation,
         source=question.source,
+        image={"url": image_url(question.image_name), "alt": question.image_alt} if question.image_name else None,
     )
     with _facts_lock:
         if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import translation
 
 from quiz.exceptions import QuizError
+from quiz.images import image_store
 from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQuestion
 from quiz.validation import QuestionData
 
@@ -22,6 +23,8 @@ def question_create(
         pack=pack,
         model_id=model_id,
         served_model_id=served_model_id[:200],
+        image_name=image_store(data.image),
+        image_alt=data.image.alt if data.image else "",
     )
 
 

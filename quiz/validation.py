@@ -7,6 +7,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from quiz.exceptions import InvalidQuestion
+from quiz.images import QuestionImage, clean_image
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 6
@@ -38,10 +39,13 @@ class QuestionData:
     correct_index: int
     explanation: str = ""
     source: str = ""
+    # A picture shown with the question (quiz/images.py); the checker never sees it.
+    image: QuestionImage | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["options"] = list(self.options)
+        data["image"] = {"name": self.image.name, "alt": self.image.alt} if self.image else None
         return data
 
 
@@ -113,4 +117,7 @@ def clean_question(raw: Mapping[str, Any]) -> QuestionData:
         raw.get("explanation"), field=_("explanation"), max_length=MAX_EXPLANATION, required=False
     )
     source = _clean_text(raw.get("source"), field=_("source"), max_length=MAX_SOURCE, required=False)
-    return QuestionData(text=text, options=options, correct_index=correct, explanation=explanation, source=source)
+    image = clean_image(raw.get("image"))
+    return QuestionData(
+        text=text, options=options, correct_index=correct, explanation=explanation, source=source, image=image
+    )

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -47,12 +48,19 @@ def round_list(request: HttpRequest) -> HttpResponse:
     return render(request, "quiz/round_list.html", context)
 
 
+def _editor_cap() -> int:
+    # The editor takes pictures: a few at a time, as a JSON import does.
+    return settings.QUIZ_IMPORT_MAX_BYTES + FORM_ALLOWANCE
+
+
 @require_http_methods(["GET", "POST"])
+@request_body_cap(_editor_cap)
 def round_new(request: HttpRequest) -> HttpResponse:
     return _round_editor(request, round_=None)
 
 
 @require_http_methods(["GET", "POST"])
+@request_body_cap(_editor_cap)
 def round_edit(request: HttpRequest, round_id: int) -> HttpResponse:
     return _round_editor(request, round_=_own_round(request, round_id))
 
@@ -63,7 +71,7 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
     too_long = len(questions) > MAX_EDITOR_QUESTIONS
     if request.method == "POST" and not too_long:
         title_form = RoundTitleForm(request.POST)
-        formset = question_formset(data=request.POST)
+        formset = question_formset(data=request.POST, files=request.FILES)
         if title_form.is_valid() and formset.is_valid():
             try:
                 saved = host_round_save(
@@ -141,8 +149,9 @@ def pack_check(request: HttpRequest, pack_id: int) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-# Pasted text is sent URL-encoded: up to three bytes a character for what the importer reads as one.
-@request_body_cap(lambda: 3 * importing.MAX_TEXT_BYTES + FORM_ALLOWANCE)
+# Pasted text is sent URL-encoded: up to three bytes a character for what the importer reads as one. A JSON file
+# carries its pictures: up to QUIZ_IMPORT_MAX_BYTES.
+@request_body_cap(lambda: max(3 * importing.MAX_TEXT_BYTES, importing.max_json_bytes()) + FORM_ALLOWANCE)
 def round_import(request: HttpRequest) -> HttpResponse:
     result = None
     saved = None

@@ -1,5 +1,6 @@
 import { Countdown, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
 import { $, el, phaseRenderer, showError } from "./ui.js";
+import { showPicture } from "./picture.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -213,6 +214,7 @@ function renderQuestion(state) {
   sizeForText($("phase-question"), q);
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
+  showPicture($("q-picture"), q.image);
   $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
@@ -233,6 +235,7 @@ function renderReveal(state) {
   const total = reveal.distribution.reduce((a, b) => a + b, 0) || 1;
   $("r-progress").textContent = progressText(state);
   $("r-text").textContent = q.text;
+  showPicture($("r-picture"), q.image);
   $("r-options").replaceChildren(
     ...q.options.map((text, i) => {
       const item = optionContent(el("li", { className: "option" }), i, text);

@@ -1,5 +1,6 @@
 import { Countdown, LETTERS, optionContent, ordinal, progressText, roomSocket } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
+import { showPicture } from "./picture.js";
 
 const root = $("player");
 const code = root.dataset.code;
@@ -137,6 +138,7 @@ function renderQuestion(state, previous) {
   const q = state.question;
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
+  showPicture($("q-picture"), q.image);
   const percent = state.you.time_percent ?? 100;
   // The same question again (a sync, a reconnect) keeps its buttons, their focus and the running countdown;
   // extra time given during the question restarts the countdown at the player's new time.

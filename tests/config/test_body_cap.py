@@ -27,13 +27,20 @@ def _errors(caplog) -> list[logging.LogRecord]:
 def test_each_upload_page_declares_its_cap_and_the_rest_take_the_default(settings):
     settings.QUIZ_UPLOAD_MAX_BYTES = 1024 * 1024
     assert cap_for_path(reverse("quiz:generate_new")) == 1024 * 1024 + FORM_ALLOWANCE
+    # The import takes a JSON file with its pictures inside (QUIZ_IMPORT_MAX_BYTES), and pasted text URL-encoded.
+    settings.QUIZ_IMPORT_MAX_BYTES = 20 * 1024 * 1024
+    assert cap_for_path(reverse("quiz:round_import")) == 20 * 1024 * 1024 + FORM_ALLOWANCE
+    # The editor takes pictures too.
+    assert cap_for_path(reverse("quiz:round_new")) == 20 * 1024 * 1024 + FORM_ALLOWANCE
+    settings.QUIZ_IMPORT_MAX_BYTES = 1024 * 1024
     assert cap_for_path(reverse("quiz:round_import")) == 3 * MAX_TEXT_BYTES + FORM_ALLOWANCE
     assert cap_for_path(LABELS_URL) == LABELS_MAX_BYTES + FORM_ALLOWANCE
     settings.REQUEST_BODY_MAX_BYTES = 12345
     assert cap_for_path("/") == 12345 and cap_for_path("/no/such/page/") == 12345
 
 
-def test_a_pasted_import_over_its_cap_gets_the_413_page_in_spanish(client, caplog):
+def test_a_pasted_import_over_its_cap_gets_the_413_page_in_spanish(client, settings, caplog):
+    settings.QUIZ_IMPORT_MAX_BYTES = 1024 * 1024  # no pictures: the pasted text's own cap
     client.cookies["django_language"] = "es"
     text = "question,option_a\n" + "x" * (3 * MAX_TEXT_BYTES + FORM_ALLOWANCE)
     with caplog.at_level(logging.INFO):

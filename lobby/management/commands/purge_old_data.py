@@ -22,5 +22,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{verb} {purged.rooms} rooms ({purged.players} players, {purged.answers} answers, "
             f"{purged.reports} reports) with no activity since {purged.cutoff:%Y-%m-%d %H:%M} UTC, "
-            f"and {purged.sessions} sessions; blanked the client network of {purged.networks} generation jobs."
+            f"and {purged.sessions} sessions; blanked the client network of {purged.networks} generation jobs; "
+            f"{verb.lower()} {purged.pictures} pictures no round shows."
         )
