@@ -31,7 +31,7 @@ class FixForm(QuestionBlockForm):
 
     @staticmethod
     def initial_for(question: Question) -> dict[str, Any]:
-        return {**QuestionBlockForm.initial_from(question), "use_in_rounds": False}
+        return {**QuestionBlockForm.initial_from(question.as_data()), "use_in_rounds": False}
 
     @staticmethod
     def initial_from_suggestion(question: Question, suggestion: dict[str, Any]) -> dict[str, Any]:

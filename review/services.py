@@ -5,11 +5,12 @@ premise; they are flagged and re-checked blind by a Celery task queued after com
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
 
+from quiz.images import QuestionImage
 from quiz.models import Question, Round, RoundQuestion
 from quiz.selectors import round_question_facts_forget
 from quiz.services import question_create
@@ -61,14 +62,23 @@ class FixedQuestion:
 
 @transaction.atomic
 def question_fix(
-    *, question: Question, raw: dict[str, Any], reviewer: Any = None, note: str = "", use_in_rounds: bool = False
+    *,
+    question: Question,
+    raw: dict[str, Any],
+    reviewer: Any = None,
+    note: str = "",
+    use_in_rounds: bool = False,
+    image: QuestionImage | None = None,
 ) -> FixedQuestion:
     """Approve a corrected copy of `question`; the original stays as it was, labelled defective.
 
     `raw` goes through the one validation every question passes (raises quiz.exceptions.InvalidQuestion).
+    `image` is the fixed question's picture as the form holds it (None: none).
     With `use_in_rounds`, rounds that hold the original get the copy in its place for their next games.
     """
     data = clean_question(raw)
+    if image is not None:  # the picture the editor kept or took (already stored), which `raw` cannot carry
+        data = replace(data, image=image)
     # The original was wrong: its round-mates that share its premise are re-checked (before the fix replaces it).
     premise_groups_create(origin_ids=[question.pk], trigger=PremiseTrigger.DEFECTIVE)
     fixed = question_create(data=data, provenance=question.provenance, pack=question.pack, model_id=question.model_id)

@@ -317,7 +317,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
         # "Start from the suggested fix": the judge's words pre-fill the form; the reviewer still approves.
         suggestion = evidence.judge_suggestion(question=question) if request.GET.get("start") == "suggested" else None
         initial = FixForm.initial_from_suggestion(question, suggestion) if suggestion else FixForm.initial_for(question)
-        form = FixForm(request.POST or None, initial=initial)
+        form = FixForm(request.POST or None, request.FILES or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 fixed = question_fix(
@@ -326,6 +326,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
                     reviewer=request.user,
                     note=form.cleaned_data["note"],
                     use_in_rounds=form.cleaned_data["use_in_rounds"],
+                    image=form.question.image if form.question else None,
                 )
             except InvalidQuestion as error:
                 form.add_error(None, str(error))

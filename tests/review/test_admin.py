@@ -496,3 +496,39 @@ def test_starting_from_the_suggested_fix_prefills_the_form_and_the_reviewer_appr
     review = Review.objects.get(question=judged)
     assert review.label == "defective" and review.reviewer == staff
     assert review.fixed_as.correct_index == 1 and review.note.startswith("Judge: Mark Canberra")
+
+
+def test_a_fix_of_a_question_with_a_picture_shows_it_and_keeps_it(staff_client, settings, tmp_path):
+    """The reviewer fixes the words; the picture the players saw stays on the approved copy."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "question_images": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "pictures")},
+        },
+    }
+    from quiz import images
+    from tests.quiz.test_images import picture
+
+    image = images.image_from_bytes(picture((400, 300), "PNG"), alt="The Eiffel Tower at night")
+    original = question_create(
+        data=QuestionData(text="Which city is this?", options=("Paris", "Rome"), correct_index=1, image=image),
+        provenance=Provenance.MODEL,
+    )
+    flag_record(question_id=original.pk, kind="reported", room_code="ROOMCC", detail={"text": "it is Paris"})
+    url = reverse("admin:review_reviewitem_fix", args=[original.pk])
+    page = staff_client.get(url).content.decode()
+    assert "Save the fix" in page and original.image_name in page and "The Eiffel Tower at night" in page
+    form = {
+        "text": "Which city is this?",
+        "option_0": "Paris",
+        "option_1": "Rome",
+        "correct": "0",
+        "image_name": original.image_name,
+        "image_alt": "The Eiffel Tower at night",
+        "note": "Paris, not Rome",
+    }
+    assert staff_client.post(url, form).status_code == 302
+    fixed = Review.objects.get(question=original).fixed_as
+    assert fixed.correct_index == 0
+    assert (fixed.image_name, fixed.image_alt) == (original.image_name, "The Eiffel Tower at night")
