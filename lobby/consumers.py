@@ -253,6 +253,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return await self.send_error("bad_message", _("Say no_speed_bonus: true or false."))
         await db(services.room_set_no_speed_bonus)(room_id=self.room_id, no_speed_bonus=value)
 
+    async def on_reading(self, message):
+        """{"seconds": 0-10}, in the lobby: the moment to read before each question's options appear."""
+        self._require("host")
+        seconds = message.get("seconds")
+        if not isinstance(seconds, int) or isinstance(seconds, bool):
+            return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 10."))
+        await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
+
     async def on_sync(self, message):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;
         it gets a fresh snapshot only if the room has moved on since the one it holds."""

@@ -16,6 +16,14 @@ class RoomCreateForm(forms.Form):
         required=False, label=gettext_lazy("No speed bonus: a right answer scores the same at any moment")
     )
 
+    reading_seconds = forms.IntegerField(
+        label=_("Seconds to read each question before its options appear (0–10)"),
+        min_value=0,
+        max_value=settings.ROOM_MAX_READING,
+        initial=0,
+        required=False,
+    )
+
     def clean_source(self) -> tuple[str, int]:
         kind, _, raw_id = self.cleaned_data["source"].partition(":")
         if kind not in ("pack", "round") or not raw_id.isdigit():

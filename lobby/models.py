@@ -28,6 +28,9 @@ class Room(models.Model):
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     # Accessibility mode: a right answer scores the same at any moment (no points for speed).
     no_speed_bonus = models.BooleanField(default=False)
+    # A moment to read: seconds the question is shown alone before its options appear; the clock and the speed
+    # bonus start with the options (question_started_at is then that moment, a little after the phase change).
+    reading_seconds = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -23,7 +23,7 @@ from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "option_seed", "round__title", "round__check_status",
-                "no_speed_bonus")  # fmt: skip
+                "no_speed_bonus", "reading_seconds", "question_started_at")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -142,6 +142,7 @@ def room_picture(*, room_id: int) -> Picture:
         "timer_seconds": room["timer_seconds"],
         "locked": room["locked"],
         "no_speed_bonus": room["no_speed_bonus"],
+        "reading_seconds": room["reading_seconds"],
         "player_count": len(rows),
         "top": [
             {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
@@ -171,7 +172,11 @@ def room_picture(*, room_id: int) -> Picture:
             offset = machine.own_deadline_offset_ms(
                 timer_ms=room["timer_seconds"] * 1000, time_percent=100, closing_percent=closing_percent
             )
-            remaining = (room["deadline"] - timezone.now()).total_seconds() * 1000 - offset
+            # A moment to read: the options appear in `reading_ms`, and the clock runs from then.
+            now = timezone.now()
+            opens = room["question_started_at"] or now
+            snapshot["reading_ms"] = max(int((opens - now).total_seconds() * 1000), 0)
+            remaining = (room["deadline"] - max(now, opens)).total_seconds() * 1000 - offset
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
             distribution = [0] * len(question.options)

@@ -76,6 +76,10 @@ def _too_many(error: ratelimit.RateLimited) -> HttpResponse:
     return HttpResponse(str(error), status=429, content_type="text/plain; charset=utf-8", headers={"Retry-After": "60"})
 
 
+# The host screen's choices for a moment to read: every whole second the create form takes.
+READING_CHOICES = tuple(range(settings.ROOM_MAX_READING + 1))
+
+
 @require_http_methods(["GET", "POST"])
 def home(request: HttpRequest) -> HttpResponse:
     form = RoomCreateForm(request.POST or None)
@@ -91,6 +95,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 timer_seconds=form.cleaned_data["timer_seconds"],
                 owner_key=session_owner_key(request.session, create=True),
                 no_speed_bonus=form.cleaned_data["no_speed_bonus"],
+                reading_seconds=form.cleaned_data["reading_seconds"] or 0,
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", _("That pack or round no longer exists."))
@@ -204,7 +209,13 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
         return _not_the_host(request, room)
     join_url = shareable_url(request, reverse("lobby:play", kwargs={"code": room.code}))
     join_qr = qr_svg(join_url, title=_("QR code to join game %(code)s") % {"code": room.code})
-    context = {"room": room, "host_token": _host_token(request, room.code), "join_url": join_url, "qr_svg": join_qr}
+    context = {
+        "room": room,
+        "host_token": _host_token(request, room.code),
+        "join_url": join_url,
+        "qr_svg": join_qr,
+        "reading_choices": READING_CHOICES,
+    }
     return render(request, "lobby/host.html", context)
 
 

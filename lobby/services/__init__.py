@@ -39,6 +39,7 @@ from lobby.services.rooms import (
     room_create,
     room_set_locked,
     room_set_no_speed_bonus,
+    room_set_reading_seconds,
     rooms_move,
 )
 from lobby.tokens import player_token
@@ -78,5 +79,6 @@ __all__ = [
     "room_create",
     "room_set_locked",
     "room_set_no_speed_bonus",
+    "room_set_reading_seconds",
     "rooms_move",
 ]

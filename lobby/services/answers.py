@@ -138,6 +138,8 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
     )
     if now > own_deadline:
         raise TooLate()
+    if room.question_started_at is not None and now < room.question_started_at:
+        raise AnswerRefused(_("Wait for the options: the question is still being read."))
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
     if not 0 <= option < question.option_count:

@@ -47,15 +47,18 @@ def room_create(
     option_seed: str | None = None,
     owner_key: str = "",
     no_speed_bonus: bool = False,
+    reading_seconds: int = 0,
 ) -> CreatedRoom:
     """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
     given ("" keeps the round's order, as rooms from before shuffling do). `owner_key` files it among that
-    host's past games. With `no_speed_bonus` a right answer scores the same at any moment."""
+    host's past games. With `no_speed_bonus` a right answer scores the same at any moment. `reading_seconds`
+    (0-10) shows each question alone that long before its options appear and its clock starts."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
     if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
         raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
+    reading_seconds = _reading_seconds(reading_seconds)
     round_ = Round.objects.get(pk=round_id)
     count = round_.entries.count()
     if count == 0:
@@ -71,6 +74,7 @@ def room_create(
                     option_seed=option_seed,
                     owner_key=owner_key,
                     no_speed_bonus=bool(no_speed_bonus),
+                    reading_seconds=reading_seconds,
                 )
             break
         except IntegrityError:
@@ -155,6 +159,21 @@ def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
     with transaction.atomic():
         if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(no_speed_bonus=bool(no_speed_bonus)):
             raise NotNow(_("The speed bonus can only be changed before the game starts."))
+        bump(room_id)
+
+
+def _reading_seconds(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= settings.ROOM_MAX_READING:
+        raise NotNow(_("The time to read must be 0 to %(max)s seconds.") % {"max": settings.ROOM_MAX_READING})
+    return value
+
+
+def room_set_reading_seconds(*, room_id: int, reading_seconds: int) -> None:
+    """Set before the game starts, like the speed bonus: every question of a game gets the same moment."""
+    reading_seconds = _reading_seconds(reading_seconds)
+    with transaction.atomic():
+        if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(reading_seconds=reading_seconds):
+            raise NotNow(_("The time to read can only be changed before the game starts."))
         bump(room_id)
 
 

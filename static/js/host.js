@@ -1,4 +1,4 @@
-import { Countdown, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
+import { Countdown, Reading, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 
@@ -6,6 +6,7 @@ const root = $("host");
 const code = root.dataset.code;
 const token = root.dataset.token;
 const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
+const reading = new Reading($("q-options"), $("q-reading"));
 countdown.onExpired = () => socket.sync();
 let state = null;
 // The ranks as each question opened (question index -> player id -> rank), so the leaderboard after it shows
@@ -47,6 +48,7 @@ $("void-btn").addEventListener("click", (event) => {
 });
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 $("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
+$("reading-seconds").addEventListener("change", (event) => socket.send({ type: "reading", seconds: Number(event.target.value) }));
 
 // Extra time (accessibility mode): a player's time (x1, x1.5, x2) and their "I need more time" request, from the
 // template the page renders (its texts are translated there). In the lobby list, and in the game's panel.
@@ -138,7 +140,10 @@ const renderPhase = phaseRenderer({
 
 function render(next) {
   state = next;
-  if (state.phase !== "question") countdown.stop();
+  if (state.phase !== "question") {
+    countdown.stop();
+    reading.stop();
+  }
   $("round-title").textContent = state.title;
   renderPhase(state);
   renderTimePanel(state);
@@ -155,6 +160,7 @@ function renderLobby(state) {
   $("player-count").textContent = n === 0 ? gettext("No players yet") : interpolate(ngettext("%s player", "%s players", n), [n]);
   $("lock-room").checked = state.locked;
   $("no-speed-bonus").checked = state.no_speed_bonus;
+  $("reading-seconds").value = String(state.reading_seconds ?? 0);
   $("start-btn").disabled = n === 0;
   // The players come in join order: the newest last, shown first; a player waiting for an answer to "I need
   // more time" stays listed (first) however many joined after them, so the host can answer.
@@ -225,7 +231,10 @@ function renderQuestion(state) {
     ranksAtQuestion.set(state.question_index, ranked ? new Map(state.players.map((p) => [p.id, p.rank])) : null);
   }
   $("extra-time-note").hidden = Object.keys(state.extra_time).length === 0;
-  countdown.start(state.remaining_ms, state.timer_seconds * 1000);
+  // With a moment to read, the options and the clock wait for it (each fresher frame says how long is left).
+  countdown.stop();
+  $("timer").textContent = "";
+  reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000));
 }
 
 function renderReveal(state) {

@@ -1,4 +1,4 @@
-import { Countdown, LETTERS, optionContent, ordinal, progressText, roomSocket } from "./room.js";
+import { Countdown, LETTERS, Reading, optionContent, ordinal, progressText, roomSocket } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
 
@@ -8,6 +8,7 @@ const storageKey = `quizgate.player.${code}`;
 const errorBox = $("player-error");
 const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
 countdown.onExpired = () => socket.sync();
+const reading = new Reading($("q-options"), $("q-reading"));
 let state = null;
 const reportedFor = new Set();
 const NICKNAME_MAX = 20; // lobby/nicknames.py; the input's maxlength only stops a pasted essay
@@ -95,6 +96,7 @@ document.addEventListener("keydown", (event) => {
 });
 
 function answer(index) {
+  if (reading.pending) return; // the options are not open yet (the server would refuse it too)
   if (socket.send({ type: "answer", question: state.question_index, option: index })) {
     for (const button of $("q-options").querySelectorAll("button")) button.disabled = true;
   }
@@ -120,7 +122,10 @@ const renderPhase = phaseRenderer({
 function render(next) {
   state = next;
   hideError(errorBox);
-  if (state.phase !== "question") countdown.stop();
+  if (state.phase !== "question") {
+    countdown.stop();
+    reading.stop();
+  }
   renderMyTime(state);
   renderPhase(state);
 }
@@ -143,7 +148,7 @@ function renderQuestion(state, previous) {
   // The same question again (a sync, a reconnect) keeps its buttons, their focus and the running countdown;
   // extra time given during the question restarts the countdown at the player's new time.
   const moreTime = previous?.phase === "question" && (previous.you.time_percent ?? 100) !== percent;
-  if (moreTime) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
+  if (moreTime && !reading.pending) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
   if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
     $("q-options").replaceChildren(
       ...q.options.map((text, i) => {
@@ -152,8 +157,13 @@ function renderQuestion(state, previous) {
         return button;
       }),
     );
-    // The player's own time: their remaining time and window, extra time included.
-    countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
+    // The player's own time: their remaining time and window, extra time included, from when the options appear.
+    countdown.stop();
+    $("timer").textContent = "";
+    const current = state;
+    reading.start(state.reading_ms, () =>
+      countdown.start(current.you.remaining_ms ?? current.remaining_ms, (current.timer_seconds * 1000 * percent) / 100),
+    );
   }
   renderLockedIn();
 }

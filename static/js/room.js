@@ -75,6 +75,50 @@ export class Countdown {
   }
 }
 
+// A moment to read (the room's reading_seconds): the question alone, its options hidden and its clock waiting,
+// until `state.reading_ms` has passed; then `open` shows the options and starts the clock. One at a time: a new
+// question's (or a fresher frame's) moment replaces the one running.
+export class Reading {
+  constructor(options, note) {
+    this.options = options;
+    this.note = note;
+    this.timer = null;
+  }
+
+  get pending() {
+    return this.timer !== null;
+  }
+
+  start(readingMs, open) {
+    this.stop();
+    const opensAt = performance.now() + (readingMs || 0);
+    const done = () => {
+      this.stop();
+      this.note.hidden = true;
+      this.options.hidden = false;
+      open();
+    };
+    if (!(readingMs > 0)) return done();
+    this.options.hidden = true;
+    this.note.hidden = false;
+    const tick = () => {
+      const left = Math.ceil((opensAt - performance.now()) / 1000);
+      if (left <= 0) return done();
+      this.note.textContent = interpolate(
+        ngettext("Read the question: the answers appear in %s second", "Read the question: the answers appear in %s seconds", left),
+        [left],
+      );
+    };
+    this.timer = setInterval(tick, 200);
+    tick();
+  }
+
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
 export function progressText(state) {
   return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count: state.question_count }, true);
 }

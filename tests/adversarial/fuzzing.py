@@ -28,6 +28,7 @@ FIELDS = {
     "extra_time": ["player", "percent"],
     "decline_time": ["player"],
     "speed_bonus": ["no_speed_bonus"],
+    "reading": ["seconds"],
     "ping": [],
     "sync": ["seq"],
 }

@@ -14,7 +14,9 @@ from .helpers import KNOWN_ERROR_CODES, Client, joined_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-HOST_TYPES = ["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus"]
+HOST_TYPES = [
+    *["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus", "reading"]
+]
 
 
 @pytest.fixture(autouse=True)
@@ -108,6 +110,8 @@ async def test_fuzz_host_actions(room, kind, sockets):
     # Whatever the frames said, every player's time is one the game offers.
     times = await _db(lambda: set(Player.objects.filter(room=created.room).values_list("time_percent", flat=True)))
     assert times <= set(TIME_PERCENTS)
+    # ...and the moment to read one it offers (0-10 s).
+    assert 0 <= await _db(lambda: Room.objects.get(pk=created.room.pk).reading_seconds) <= 10
     # The room is in a legal position, and a host coming back gets a coherent picture of it.
     state = await _db(lambda: Room.objects.values("phase", "question_index", "question_count").get(pk=created.room.pk))
     assert state["phase"] in set(Phase)
