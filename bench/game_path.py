@@ -9,18 +9,21 @@ server's event loop waits to fan out; wall time adds the waits on PostgreSQL.
 
 import argparse
 import asyncio
+import itertools
+import json
 import statistics
 import time
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from ws_load import analyze, make_rooms  # noqa: I001 - sets Django up first
 
-from lobby import services
+from lobby import frames, services
 from lobby.machine import Action
 from lobby.models import Answer
-from lobby.selectors import room_snapshot
+from lobby.selectors import player_frame, player_you, room_picture, room_snapshot
 
 PLAYERS = 20
 
@@ -46,9 +49,45 @@ def measure(label: str, calls: list, expected: str) -> None:
     )
 
 
+_broadcasts = itertools.count(1)
+
+
+def fanout_encoding(label: str, room_ids: list[int], players: dict[int, list[int]]) -> None:
+    """CPU per socket to turn one broadcast into every player's frame text: the whole frame encoded per socket
+    (as before) against the common part once per broadcast and process plus each player's `you` (lobby/frames.py).
+    Each room's broadcast is fresh (a new sent_at), so the once-per-broadcast encoding is counted every time."""
+    pictures = {room_id: room_picture(room_id=room_id) for room_id in room_ids}
+
+    def whole(room_id: int) -> None:
+        picture = pictures[room_id]
+        common = {**picture.snapshot, "sent_at": float(next(_broadcasts))}
+        for player_id in players[room_id]:
+            json.dumps(player_frame(common, picture.standings, player_id=player_id, answered={}))
+
+    def once(room_id: int) -> None:
+        picture = pictures[room_id]
+        common = {**picture.snapshot, "sent_at": float(next(_broadcasts))}
+        for player_id in players[room_id]:
+            frames.player_text(common, player_you(common, picture.standings, player_id=player_id, answered={}))
+
+    results = {}
+    for name, encode in (("whole frame per socket", whole), ("common once + you", once)):
+        per_socket = []
+        for room_id in room_ids * 3:
+            cpu, _wall = _timed(lambda r=room_id, e=encode: e(r))
+            per_socket.append(cpu * 1000 / len(players[room_id]))
+        results[name] = statistics.median(per_socket)
+    before, after = results["whole frame per socket"], results["common once + you"]
+    print(
+        f"{label:<38} CPU us per socket: whole frame {before:6.1f}, common once + you {after:6.1f}  "
+        f"(ratio {after / before:.2f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rooms", type=int, default=40)
+    parser.add_argument("--big", type=int, default=500, help="players in one big room for the frame encoding")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     analyze()
@@ -83,6 +122,17 @@ def main() -> None:
         "scores 20 players, reveal broadcast built on commit, crowd check",
     )
     measure("snapshot, reveal", [lambda r=r: room_snapshot(room_id=r) for r in ids], "per broadcast or join")
+    fanout_encoding(f"player frames of a reveal, {PLAYERS} a room", ids, players)
+    # One big room (joined as players do, through the service), its question frames. A free room holds 20: the
+    # operator's ROOM_MAX_PLAYERS is lifted to --big here, as a deployment that allows big rooms sets it.
+    settings.ROOM_MAX_PLAYERS = max(settings.ROOM_MAX_PLAYERS, args.big)
+    print(f"(ROOM_MAX_PLAYERS lifted to {settings.ROOM_MAX_PLAYERS} for the big room; the default is 20)")
+    big = make_rooms(1, 2)[0]
+    players[big.room.pk] = [
+        services.player_join(code=big.room.code, nickname=f"b{i}").player.pk for i in range(args.big)
+    ]
+    services.game_act(room_id=big.room.pk, action=Action.START)
+    fanout_encoding(f"player frames of a question, {args.big} a room", [big.room.pk] * 5, players)
 
 
 if __name__ == "__main__":

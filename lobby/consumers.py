@@ -14,12 +14,12 @@ from django.utils.translation import gettext as _
 
 from core import metrics
 from core.i18n import language_from_scope
-from lobby import events, game_db, heal, ratelimit, rebalance, review, services, standings
+from lobby import events, frames, game_db, heal, ratelimit, rebalance, review, services, standings
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.game_db import db
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
-from lobby.selectors import host_frame, player_frame, player_view, room_picture, room_seq
+from lobby.selectors import host_frame, player_view, player_you, room_picture, room_seq
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
@@ -343,13 +343,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.seq = common["seq"]
         if self.role == "host":
             return await self.send_json(host_frame(common, picture.standings))
-        frame = player_frame(common, picture.standings, player_id=self.player_id, answered=self.answered)
-        if frame is None:
+        you = player_you(common, picture.standings, player_id=self.player_id, answered=self.answered)
+        if you is None:
             # In this socket's language also when the heal calls in from outside a frame's handler.
             with translation.override(self.language or language_from_scope(self.scope)):
                 await self.send_error("removed", _("The host removed you from this game."))
             return await self.close()
-        await self.send_json(frame)
+        # The common part is encoded once per broadcast and process; this reader's text adds only its `you`.
+        await self.send(text_data=frames.player_text(common, you))
 
     async def room_answers(self, event):
         if self.role == "host":

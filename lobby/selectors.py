@@ -87,13 +87,18 @@ def host_frame(common: dict, standings: Standings) -> dict:
 def player_frame(common: dict, standings: Standings, *, player_id: int, answered: dict[int, int]) -> dict | None:
     """A player's frame: the common part and their own line (`you`, with their own time: who else has extra
     time is the host's to know); None if they are no longer in the room. Its size does not depend on how many
-    play."""
+    play. (The sockets send it as text: `lobby.frames.player_text(common, player_you(...))`.)"""
+    you = player_you(common, standings, player_id=player_id, answered=answered)
+    return None if you is None else {**common, "you": you}
+
+
+def player_you(common: dict, standings: Standings, *, player_id: int, answered: dict[int, int]) -> dict | None:
+    """A player's own part of a frame (`you`); None if they are no longer in the room."""
     line = standings.players.get(player_id)
     if line is None:
         return None
     nickname, score, rank = line
     index = common["question_index"]
-    frame = dict(common)
     you = {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
     you.update(answered=index in answered, option=answered.get(index))
     if "reveal" in common:
@@ -106,8 +111,7 @@ def player_frame(common: dict, standings: Standings, *, player_id: int, answered
             asks_more_time=player_id in standings.time_requests,
         )
     )
-    frame["you"] = you
-    return frame
+    return you
 
 
 def room_picture(*, room_id: int) -> Picture:
