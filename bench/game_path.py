@@ -133,6 +133,17 @@ def main() -> None:
     ]
     services.game_act(room_id=big.room.pk, action=Action.START)
     fanout_encoding(f"player frames of a question, {args.big} a room", [big.room.pk] * 5, players)
+    # A big room's answers arrive together: the server's group commit stores them in big batches.
+    batch = 100
+    chunks = [players[big.room.pk][i : i + batch] for i in range(1, len(players[big.room.pk]) - batch + 1, batch)]
+    measure(
+        f"answers, batch of {batch}, stored + counted",
+        [
+            lambda c=c: services.answers_submit([services.AnswerIn(p, 0, i % 4) for i, p in enumerate(c)])
+            for c in chunks
+        ],
+        f"in the room of {args.big}",
+    )
 
 
 if __name__ == "__main__":

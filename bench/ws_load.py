@@ -69,6 +69,35 @@ def rss_kb(pid: int) -> int:
     return total
 
 
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) of the server and its workers so far, from /proc: what the work cost the
+    machine, whatever the latencies did."""
+    total = 0
+    pids = [pid] + [
+        int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    ]
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total * TICK_MS
+
+
+async def idle_cpu(pid: int, seconds: float = 2.0) -> tuple[float, float]:
+    """The server's CPU after `seconds` of everyone connected and nothing happening, and its rate then (the
+    game clock, the layer's keep-alives): taken out of the play's CPU, so that a figure per player and question
+    is the work they caused."""
+    before = cpu_ms(pid)
+    await asyncio.sleep(seconds)
+    after = cpu_ms(pid)
+    return after, (after - before) / seconds
+
+
 def server_command(app: str) -> list[str]:
     """Quizgate as `make serve` starts it (config/serve.py: the server's limits from settings); the baseline
     app under plain uvicorn with the same frame limit."""
@@ -226,6 +255,7 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
             connected.set()
 
     rss_before = rss_kb(server_pid)
+    cpu_start = cpu_ms(server_pid)
     started = time.monotonic()
     tasks = [
         asyncio.create_task(quizgate_player(port, r.room.code, f"p{i}", stats, questions, joined, ready))
@@ -234,6 +264,7 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
     await connected.wait()
     connect_seconds = time.monotonic() - started
     rss_after = rss_kb(server_pid)
+    cpu_joined, idle_per_s = await idle_cpu(server_pid)
     hosts = [
         asyncio.create_task(quizgate_host(port, r.room.code, r.host_token, questions, joined, stats)) for r in rooms
     ]
@@ -242,6 +273,7 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
     joined.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
     play_seconds = time.monotonic() - play_started
+    cpu_played = cpu_ms(server_pid) - idle_per_s * (play_seconds + 0.5)  # the hosts' half second included
     connected_n = total - len(stats.connect_failures)
     return {
         "players": total,
@@ -257,10 +289,15 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
         "rss_per_conn_kb": (rss_after - rss_before) / max(connected_n, 1),
         "dropped": stats.dropped,
         "failures": sorted(set(stats.connect_failures)),
+        # Per join (connect + join + its lobby frames), and per player and question played (its question,
+        # reveal and leaderboard frames and its answer; the hosts' frames and actions included).
+        "cpu_per_join": (cpu_joined - cpu_start) / max(connected_n, 1),
+        "cpu_per_player_question": (cpu_played - cpu_joined) / max(len(stats.ack), 1),
+        "idle_cpu_per_s": idle_per_s,
     }
 
 
-async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[float], list[int]]:
+async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float], list[float], list[int], dict]:
     """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
     after the same think time as in Quizgate (the relay acknowledges each answer)."""
     fanout: list[float] = []
@@ -311,11 +348,15 @@ async def run_baseline(port, n_rooms, questions) -> tuple[list[float], list[floa
             readies.append(ready)
             tasks.append(asyncio.create_task(player(code, ready)))
     await asyncio.gather(*(r.wait() for r in readies))
+    cpu_joined, idle_per_s = await idle_cpu(server_pid)
     hosts = [asyncio.create_task(host(code, start)) for code in codes]
     await asyncio.sleep(0.5)
     start.set()
+    play_started = time.monotonic()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
-    return fanout, ack, sizes
+    played = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5)
+    cpu = {"cpu_per_player_question": (played - cpu_joined) / max(len(ack), 1), "idle_cpu_per_s": idle_per_s}
+    return fanout, ack, sizes, cpu
 
 
 def mean(values: list[float]) -> float:
@@ -365,11 +406,12 @@ def main() -> None:
             server.wait(10)
         base_p95 = base_ack_p95 = float("nan")
         base_bytes = []
+        base_cpu = {"cpu_per_player_question": float("nan")}
         if not args.no_baseline:
             base_env = {**env, "PYTHONPATH": str(REPO / "bench")}
             server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
-                base, base_ack, base_bytes = asyncio.run(run_baseline(port, n, args.questions))
+                base, base_ack, base_bytes, base_cpu = asyncio.run(run_baseline(port, server.pid, n, args.questions))
             finally:
                 server.terminate()
                 server.wait(10)
@@ -392,7 +434,12 @@ def main() -> None:
             f"dropped {result['dropped']}\n"
             f"   baseline (bare Channels relay, same load) fan-out p95 {base_p95:.0f} ms -> "
             f"Quizgate/baseline {p95 / base_p95:.2f}x; answer ack p95 {base_ack_p95:.0f} ms -> "
-            f"{pct(a, 95) / base_ack_p95:.2f}x"
+            f"{pct(a, 95) / base_ack_p95:.2f}x\n"
+            f"   server CPU ms per player and question (its frames and its answer) "
+            f"{result['cpu_per_player_question']:.2f}, relay {base_cpu['cpu_per_player_question']:.2f} -> "
+            f"{result['cpu_per_player_question'] / base_cpu['cpu_per_player_question']:.2f}x; "
+            f"per join {result['cpu_per_join']:.2f}; idle CPU ms/s taken out {result['idle_cpu_per_s']:.0f}, "
+            f"relay {base_cpu['idle_cpu_per_s']:.0f}; load average {os.getloadavg()[0]:.1f}"
         )
 
 

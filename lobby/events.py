@@ -96,14 +96,19 @@ async def _flush_latest(latest: _Latest, group: str) -> None:
         latest.flushing.discard(group)
 
 
-# Lobby changes (joins above all): at most 4 broadcasts a second per room and process.
+# Lobby changes (joins above all): at most 4 broadcasts a second per room and process to the host's screens,
+# and at most one a second to the players' phones (which show the count, not the list), carrying the newest.
 ROOM_COALESCE_INTERVAL = 0.25
+PLAYERS_COALESCE_INTERVAL = 1.0
 
 
 @dataclass
 class _Dirty:
     rooms: set[int] = field(default_factory=set)  # rooms changed since their last coalesced broadcast
     flushing: set[int] = field(default_factory=set)
+    # When each room's phones may next be sent a picture (time.monotonic()), across flushes: a pause in the joins
+    # ends a flush, and the next join must not send the phones a picture sooner than that.
+    players_due: dict[int, float] = field(default_factory=dict)
 
 
 _dirty: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Dirty] = weakref.WeakKeyDictionary()
@@ -126,16 +131,33 @@ def _mark_dirty(loop: asyncio.AbstractEventLoop, room_id: int) -> None:
 
 
 async def _flush_room(dirty: _Dirty, room_id: int) -> None:
+    """The coalesced broadcasts of one room: the newest picture to its host screens every
+    ROOM_COALESCE_INTERVAL while it changes, and to everyone (phones too) at most every
+    PLAYERS_COALESCE_INTERVAL. The last change always reaches everyone."""
+    players_due = dirty.players_due.pop(room_id, 0.0)
+    players_behind = False  # the hosts hold a picture the phones have not had
     try:
-        while room_id in dirty.rooms:
+        while room_id in dirty.rooms or players_behind:
+            if room_id not in dirty.rooms:  # nothing new: the phones get the picture the hosts already have
+                await asyncio.sleep(max(players_due - time.monotonic(), 0))
+                if room_id not in dirty.rooms:
+                    dirty.rooms.add(room_id)
             dirty.rooms.discard(room_id)
+            to_players = time.monotonic() >= players_due
             try:
-                await database_sync_to_async(room_broadcast, thread_sensitive=False)(room_id=room_id)
+                await database_sync_to_async(room_broadcast, thread_sensitive=False)(
+                    room_id=room_id, hosts_only=not to_players
+                )
             except Exception:
                 # Clients catch up from their periodic sync; the next change brings a fresh picture anyway.
                 logger.exception("coalesced broadcast for room %s failed", room_id)
+            if to_players:
+                players_due = time.monotonic() + PLAYERS_COALESCE_INTERVAL
+            players_behind = not to_players
             await asyncio.sleep(ROOM_COALESCE_INTERVAL)
     finally:
+        if players_due > time.monotonic():
+            dirty.players_due[room_id] = players_due
         dirty.flushing.discard(room_id)
 
 
@@ -175,14 +197,15 @@ async def _send_async(group: str, event: dict) -> None:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
 
-def room_broadcast(*, room_id: int) -> Picture:
+def room_broadcast(*, room_id: int, hosts_only: bool = False) -> Picture:
     """Send the common part of the room's picture to everyone in it (each consumer adds its reader's part from
     its process's standings, lobby/standings.py); returns the picture (and during a reveal the crowd's verdict
-    on it)."""
+    on it). `hosts_only`: to the room's host screens alone (a coalesced lobby change the phones get later)."""
     picture = room_picture(room_id=room_id)
     snapshot = picture.snapshot
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     standings.remember(room_id, picture)  # this process's consumers need not read it again
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
-    _send(room_group(snapshot["code"]), {"type": ROOM_STATE, "room_id": room_id, "state": snapshot})
+    group = host_group(snapshot["code"]) if hosts_only else room_group(snapshot["code"])
+    _send(group, {"type": ROOM_STATE, "room_id": room_id, "state": snapshot})
     return picture

@@ -3,11 +3,13 @@ everyone has answered closes."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, FilteredRelation, Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from core import metrics
@@ -20,7 +22,7 @@ from lobby.exceptions import (
     TooLate,
 )
 from lobby.machine import Phase
-from lobby.models import Answer, Player, Room
+from lobby.models import Answer, Player
 from lobby.services.progress import question_close
 from quiz.selectors import round_question_facts
 
@@ -76,9 +78,39 @@ def answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
         return [answers_store([answer])[0] for answer in answers]
 
 
+class _RoomOfPlayer(NamedTuple):
+    """What judging one player's answer reads of their room: a row, not a model (no signals, no fields' work)."""
+
+    pk: int
+    code: str
+    phase: str
+    question_index: int
+    round_id: int
+    timer_seconds: int
+    deadline: datetime | None
+    question_started_at: datetime | None
+    option_seed: str
+    answering_player_id: int
+    answering_time_percent: int
+    answered_current: bool
+    closing_time_percent: int
+
+
+class _AnswerRow(NamedTuple):
+    """An answer to store, as its columns (lobby.models.Answer; points are set when the question closes)."""
+
+    room_id: int
+    player_id: int
+    question_index: int
+    option: int
+    elapsed_ms: int
+    correct: bool
+    window_ms: int
+
+
 def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
     results: list[AnswerAck | GameError] = []
-    accepted: list[Answer] = []
+    accepted: list[_AnswerRow] = []
     with transaction.atomic():
         # One query: the room of every player still in one, under a shared lock on the room's row. Answers
         # to the same question go in side by side; a close (which updates the row) waits for them, or they
@@ -97,7 +129,7 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
             accepted.append(row)
             results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
-        Answer.objects.bulk_create(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
+        _answers_insert(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
     metrics.answers_stored(len(accepted))
     return results
 
@@ -113,7 +145,7 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
     )
 
 
-def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, int]]) -> Answer:
+def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tuple[int, int]]) -> _AnswerRow:
     """The row to store for this answer, or the GameError that says why it is refused. The player names the
     option by where their room shows it; the row keeps the round's index of it, so scoring, the crowd check,
     review and voiding read answers as the round has them."""
@@ -151,7 +183,7 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
         seed=room.option_seed, question_index=question_index, option_count=question.option_count
     )
     original = machine.original_option(order, option)
-    return Answer(
+    return _AnswerRow(
         room_id=room.pk,
         player_id=answer.player_id,
         question_index=question_index,
@@ -163,7 +195,8 @@ def _judge_answer(answer: AnswerIn, room: Room | None, already: set[tuple[int, i
 
 
 _ROOMS_OF_PLAYERS = (
-    "SELECT r.*, p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
+    "SELECT r.id, r.code, r.phase, r.question_index, r.round_id, r.timer_seconds, r.deadline, "
+    "r.question_started_at, r.option_seed, p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
     "EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
     "AND a.question_index = r.question_index) AS answered_current, "
     "(SELECT MAX(q.time_percent) FROM lobby_player q WHERE q.room_id = r.id AND NOT q.removed) AS closing_time_percent "
@@ -171,7 +204,7 @@ _ROOMS_OF_PLAYERS = (
 )
 
 
-def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
+def _rooms_for_answers(player_ids: set[int]) -> dict[int, _RoomOfPlayer]:
     """Player id -> room, for the players still in a room, each with `answered_current`: whether that player
     has answered the room's current question, `answering_time_percent` (their time) and `closing_time_percent`
     (the most any player of the room has). On PostgreSQL under FOR SHARE; on SQLite the IMMEDIATE
@@ -181,7 +214,49 @@ def _rooms_for_answers(player_ids: set[int]) -> dict[int, Room]:
         return {}
     sql = _ROOMS_OF_PLAYERS.format(", ".join(["%s"] * len(ids)))
     sql += " FOR SHARE OF r" if connection.vendor == "postgresql" else ""
-    return {room.answering_player_id: room for room in Room.objects.raw(sql, ids)}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ids)
+        rows = cursor.fetchall()
+    rooms = {}
+    for row in rows:
+        room = _RoomOfPlayer(*row)
+        rooms[room.answering_player_id] = room._replace(
+            deadline=_aware(room.deadline),
+            question_started_at=_aware(room.question_started_at),
+            answered_current=bool(room.answered_current),
+        )
+    return rooms
+
+
+def _aware(value) -> datetime | None:
+    """A timestamp from a cursor as the models would give it: PostgreSQL's is aware already; SQLite's comes
+    as the naive UTC text or datetime Django stored."""
+    if value is None or isinstance(value, datetime) and value.tzinfo is not None:
+        return value
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+_ANSWER_COLUMNS = ("room_id", "player_id", "question_index", "option", "elapsed_ms", "correct", "window_ms")
+# Rows a statement: eight parameters each, well inside PostgreSQL's and SQLite's limits.
+_INSERT_ROWS = 500
+
+
+def _answers_insert(rows: list[_AnswerRow]) -> None:
+    """One INSERT for the batch, from the rows as they are (no model objects); raises IntegrityError as
+    bulk_create did when another process stored one of them first."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(name) for name in (*_ANSWER_COLUMNS, "points", "created_at"))
+    created_at = Answer._meta.get_field("created_at").get_db_prep_value(timezone.now(), connection)
+    for start in range(0, len(rows), _INSERT_ROWS):
+        chunk = rows[start : start + _INSERT_ROWS]
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, 0, %s)"] * len(chunk))
+        params = [value for row in chunk for value in (*row, created_at)]
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {quote(Answer._meta.db_table)} ({columns}) VALUES {values}", params)
 
 
 def close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[int, str]) -> set[tuple[int, int]]:
