@@ -4,9 +4,10 @@ Owns the rooms' rules (machine.py, pure, which import-linter checks: no Django, 
 scoring, streaks, voided questions, the crowd verdict), their writes (the services/ package, one module per job:
 rooms.py with codes and host/co-host tokens, players.py, progress.py where every phase change is a
 compare-and-set on the room's row, answers.py in batches, reports.py), reads and snapshots (selectors.py), the
-events sent after commit (events.py), the consumer, the game clock (started once per process by the ASGI
-lifespan), the per-IP limits (ratelimit.py) and the game's half of the review queue's admin (admin.py, through
-review's admin hooks).
+events sent after commit (events.py), a broadcast's frames encoded once per process (frames.py), the
+consumer and its database threads and batches (consumers.py, game_db.py), the game clock (started once per
+process by the ASGI lifespan), the per-IP limits (ratelimit.py) and the game's half of the review queue's
+admin (admin.py, through review's admin hooks).
 
 May import: review, quiz, verifier, core. Nothing imports lobby but config.
 """
