@@ -9,6 +9,7 @@ from django.utils.safestring import mark_safe
 
 from lobby import review
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
+from quiz.kinds import kind_of
 from quiz.validation import OPTION_LETTERS
 from review.admin import NONE, FlagRoomFilter
 from review.admin_hooks import ReviewPanel, review_panel_register
@@ -81,7 +82,7 @@ def answers_block(model_admin, obj):
                 "number": play.question_index + 1,
                 "answers": play.answers,
                 "chosen": " · ".join(
-                    f"{OPTION_LETTERS[i]}{' ✓' if i == obj.correct_index else ''}: {n}"
+                    f"{OPTION_LETTERS[i]}{' ✓' if i in kind_of(obj).marked(obj) else ''}: {n}"
                     for i, n in enumerate(play.distribution)
                 ),
                 "state": "voided" if play.voided else ("closed" if play.closed else "open"),

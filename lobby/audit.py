@@ -8,6 +8,7 @@ from typing import Any
 from lobby import machine
 from lobby.models import Answer, Report, Room, VoidedQuestion
 from quiz.audit import round_audit
+from quiz.kinds import kind_of
 from quiz.validation import OPTION_LETTERS
 from review.models import Flag
 
@@ -22,12 +23,20 @@ def room_audit(room: Room) -> dict[str, Any]:
     ranks = machine.rank([(p.pk, p.score) for p in players if not p.removed])
     voided = set(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True))
     answers: dict[int, list[dict[str, Any]]] = {}
+    held = {entry.position: entry.question for entry in room.round.entries.select_related("question")}
     for answer in Answer.objects.filter(room=room).select_related("player").order_by("question_index", "created_at"):
+        question = held.get(answer.question_index)
         answers.setdefault(answer.question_index, []).append(
             {
                 "player": answer.player.nickname,
-                "option": _letter(answer.option),
+                "option": _letter(answer.option) if answer.response is None else None,
+                # The answer in the round's terms, in its kind's words (the letter and option, the letters picked,
+                # the text typed, the order, the value).
+                "answer": kind_of(question).response_text(question, answer.option, answer.response)
+                if question is not None
+                else _letter(answer.option),
                 "correct": answer.correct,
+                "credit": answer.credit,
                 "points": answer.points,
                 "elapsed_ms": answer.elapsed_ms,
             }

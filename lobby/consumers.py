@@ -181,8 +181,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
             services.AnswerIn(
                 player_id=self.player_id,
                 question_index=message.get("question"),
-                option=message.get("option"),
                 received_at=self.received_at,
+                given=services.answer_given(message),
             )
         )
         self.answered[ack.question_index] = ack.option

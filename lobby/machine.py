@@ -106,20 +106,33 @@ class Scored:
 
 
 def answer_score(
-    *, streak: int, correct: bool, elapsed_ms: int, window_ms: int, speed_bonus: bool = True, voided: bool = False
+    *,
+    streak: int,
+    correct: bool,
+    elapsed_ms: int,
+    window_ms: int,
+    speed_bonus: bool = True,
+    voided: bool = False,
+    credit: float | None = None,
 ) -> Scored:
     """The one scoring rule, for play (a question closing) and recompute (after a void) alike: one player's
     points for one closed question, given their streak before it. `window_ms` is the player's own time (their
     extra time included), so a player with x2 loses speed points half as fast. Without `speed_bonus` a right
-    answer in time scores the full points at any moment. A voided question counts as not asked: no points, and
-    the streak neither grows nor breaks. A wrong answer, or none, scores nothing and ends it."""
+    answer in time scores the full points at any moment. A voided question (or a poll) counts as not asked: no
+    points, and the streak neither grows nor breaks. A wrong answer, or none, scores nothing and ends it.
+    `credit` is the share of full marks the answer earned (a partly right one: some of the items in place);
+    a right answer's points are its time's points times its credit, plus the streak bonus; a partly right one
+    (not `correct`, some credit) earns its share of its time's points and ends the streak."""
     if voided:
         return Scored(points=0, streak=streak)
-    if not correct:
+    share = (1.0 if correct else 0.0) if credit is None else min(max(credit, 0.0), 1.0)
+    if share <= 0:
         return Scored(points=0, streak=0)
-    streak += 1
     base = answer_points(correct=True, elapsed_ms=elapsed_ms if speed_bonus else 0, timer_ms=window_ms)
-    return Scored(points=base + streak_bonus(streak), streak=streak)
+    if not correct:
+        return Scored(points=round(base * share), streak=0)
+    streak += 1
+    return Scored(points=round(base * share) + streak_bonus(streak), streak=streak)
 
 
 # -- extra time ------------------------------------------------------------------------------------------------
@@ -146,6 +159,7 @@ class Given:
     correct: bool
     elapsed_ms: int
     window_ms: int | None = None  # the player's own window; None: the room's timer
+    credit: float | None = None  # the share of full marks (quiz kinds); None: as `correct` says
 
 
 @dataclass(frozen=True)
@@ -183,6 +197,7 @@ def scores_replay(
                 window_ms=given.window_ms if given is not None and given.window_ms else timer_ms,
                 speed_bonus=speed_bonus,
                 voided=index in voided,
+                credit=given.credit if given is not None else None,
             )
             standings[player] = Standing(score=standings[player].score + scored.points, streak=scored.streak)
             if given is not None:
@@ -205,18 +220,19 @@ class CrowdVerdict:
     option: int | None  # the most chosen option
     share: float
     disagrees: bool
+    marked: int | None = None  # the option marked right
 
 
 def crowd_verdict(*, distribution: list[int], correct_index: int, rule: CrowdRule) -> CrowdVerdict:
     """Does a clear majority of enough players pick the same option, and is it not the marked one?"""
     answers = sum(distribution)
     if not answers:
-        return CrowdVerdict(answers=0, option=None, share=0.0, disagrees=False)
+        return CrowdVerdict(answers=0, option=None, share=0.0, disagrees=False, marked=correct_index)
     top = max(range(len(distribution)), key=lambda option: distribution[option])
     share = distribution[top] / answers
     # A tiny tolerance so 3 of 5 counts as the 60 % it is.
     disagrees = answers >= rule.min_answers and share >= rule.majority - 1e-9 and top != correct_index
-    return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees)
+    return CrowdVerdict(answers=answers, option=top, share=share, disagrees=disagrees, marked=correct_index)
 
 
 # -- the order a room shows a question's options in -------------------------------------------------------------

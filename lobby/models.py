@@ -78,6 +78,11 @@ class Answer(models.Model):
     elapsed_ms = models.PositiveIntegerField()
     correct = models.BooleanField()
     points = models.IntegerField(default=0)  # set when the question closes
+    # Its kind's verdict (quiz/kinds): the share of full marks it earns, 0-1 (a multi, order or number answer
+    # may be partly right), and what it was beyond one option (the typed text, the order, the value, the options
+    # picked), in the round's terms. Null credit: as `correct` says (answers from before kinds).
+    credit = models.FloatField(null=True, blank=True)
+    response = models.JSONField(null=True, blank=True)
     # The player's own window for this question (their extra time included), so a recompute scores as play did.
     # Null for answers from before extra time: the room's timer.
     window_ms = models.PositiveIntegerField(null=True, blank=True)

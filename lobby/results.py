@@ -7,6 +7,7 @@ Questions and answers are in the round's order and option indexes, as the result
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Q
 from django.utils.translation import gettext as _
@@ -15,6 +16,7 @@ from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from lobby.tokens import read_host_token
+from quiz.kinds import kind_of
 from quiz.selectors import round_question_list
 from review.models import Flag, FlagKind
 
@@ -62,6 +64,8 @@ class QuestionResult:
     share_correct: float | None  # None when nobody answered
     median_ms: int | None
     options: list[OptionResult]
+    # The right answer in words, for a kind without options to count (a typed answer, an order, a number).
+    answer: str = ""
     flags: list[FlagNote] = field(default_factory=list)
     reports: list[ReportNote] = field(default_factory=list)
 
@@ -94,13 +98,13 @@ def game_results(*, room: Room) -> GameResults:
     # Removed players are off the leaderboard, and out of these figures as the reveal left them out.
     answers = list(
         Answer.objects.filter(room=room, player__removed=False).values_list(
-            "player_id", "question_index", "option", "correct", "elapsed_ms"
+            "player_id", "question_index", "option", "response", "correct", "elapsed_ms"
         )
     )
     correct_by_player: dict[int, int] = {}
-    by_question: dict[int, list[tuple[int, bool, int]]] = {}
-    for player_id, index, option, correct, elapsed_ms in answers:
-        by_question.setdefault(index, []).append((option, correct, elapsed_ms))
+    by_question: dict[int, list[tuple[int, Any, bool, int]]] = {}
+    for player_id, index, option, response, correct, elapsed_ms in answers:
+        by_question.setdefault(index, []).append((option, response, correct, elapsed_ms))
         if correct and index in closed and index not in voided:
             correct_by_player[player_id] = correct_by_player.get(player_id, 0) + 1
 
@@ -130,10 +134,9 @@ def game_results(*, room: Room) -> GameResults:
     results = []
     for index, question in enumerate(questions):
         given = by_question.get(index, []) if index in closed else []
-        counts = [0] * len(question.options)
-        for option, _correct, _ms in given:
-            if 0 <= option < len(counts):
-                counts[option] += 1
+        kind = kind_of(question)
+        counts = kind.tally(question, [(option, response) for option, response, _, _ in given])
+        marked = kind.marked(question)
         total = len(given)
         results.append(
             QuestionResult(
@@ -143,18 +146,19 @@ def game_results(*, room: Room) -> GameResults:
                 played=index in closed,
                 voided=index in voided,
                 answered=total,
-                share_correct=(sum(1 for _, correct, _ in given if correct) / total) if total else None,
-                median_ms=int(statistics.median(elapsed for _, _, elapsed in given)) if total else None,
+                share_correct=(sum(1 for _, _, correct, _ in given if correct) / total) if total else None,
+                median_ms=int(statistics.median(elapsed for _, _, _, elapsed in given)) if total else None,
                 options=[
                     OptionResult(
                         letter=LETTERS[option],
                         text=text,
-                        count=counts[option],
-                        share=counts[option] / total if total else 0.0,
-                        correct=option == question.correct_index,
+                        count=counts[option] if option < len(counts) else 0,
+                        share=counts[option] / total if total and option < len(counts) else 0.0,
+                        correct=option in marked,
                     )
-                    for option, text in enumerate(question.options)
+                    for option, text in enumerate(kind.option_texts(question))
                 ],
+                answer="" if kind.tallied else kind.answer_text(question),
                 flags=flags.get(index, []),
                 reports=reports.get(index, []),
             )

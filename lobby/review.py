@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
 from lobby import events, machine
@@ -16,6 +16,7 @@ from lobby.exceptions import GameError
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from lobby.selectors import Picture, crowd_rule
+from quiz.kinds import kind_of
 from quiz.models import Question, RoundQuestion
 from quiz.selectors import round_question_at, round_question_facts
 from review.models import FlagKind, ReviewLabel
@@ -55,14 +56,16 @@ def crowd_check(*, room_id: int, question_index: int) -> bool:
     """Run once a question has closed. Flags the question when the crowd clearly picked another option."""
     room = Room.objects.get(pk=room_id)
     question = round_question_facts(round_id=room.round_id, position=question_index)
-    counts = dict(
-        Answer.objects.filter(room=room, question_index=question_index, player__removed=False)
-        .values_list("option")
-        .annotate(n=Count("id"))
-        .values_list("option", "n")
+    answers = list(
+        Answer.objects.filter(room=room, question_index=question_index, player__removed=False).values_list(
+            "option", "response"
+        )
     )
-    distribution = [counts.get(option, 0) for option in range(len(question.options))]
-    verdict = machine.crowd_verdict(distribution=distribution, correct_index=question.correct_index, rule=crowd_rule())
+    crowd = kind_of(question).crowd(question, answers)
+    if crowd is None:
+        return False  # a kind the crowd cannot overrule (a typed answer, an order, a number, a poll)
+    distribution, marked = crowd
+    verdict = machine.crowd_verdict(distribution=distribution, correct_index=marked, rule=crowd_rule())
     return _crowd_flag(room=room, question_index=question_index, distribution=distribution, verdict=verdict)
 
 
@@ -79,7 +82,7 @@ def _crowd_flag(*, room: Room, question_index: int, distribution: list[int], ver
             "answers": verdict.answers,
             "option": verdict.option,
             "share": round(verdict.share, 4),
-            "marked": question.correct_index,
+            "marked": verdict.marked,
             "distribution": distribution,
         },
     )
@@ -91,9 +94,10 @@ def after_reveal(*, room: Room, question_index: int, shown: Picture) -> None:
     (no second count, no second verdict), and never breaks a game."""
     try:
         snapshot, crowd = shown.snapshot, shown.crowd
-        if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index and crowd is not None:
-            # The round's order, not the room's: the flag is read next to the question as the round has it.
-            _crowd_flag(room=room, question_index=question_index, distribution=shown.distribution, verdict=crowd)
+        if snapshot["phase"] == Phase.REVEAL and snapshot["question_index"] == question_index:
+            if crowd is not None:  # None: a kind the crowd cannot overrule
+                # The round's order, not the room's: the flag is read next to the question as the round has it.
+                _crowd_flag(room=room, question_index=question_index, distribution=shown.distribution, verdict=crowd)
         else:  # the host moved on between the commit and the snapshot
             crowd_check(room_id=room.pk, question_index=question_index)
     except Exception:
@@ -121,9 +125,10 @@ def scores_recompute(room: Room) -> None:
     replayed = machine.scores_replay(
         players=[player.pk for player in players],
         questions=machine.closed_questions(room.position),
-        voided=set(voided_indexes(room_id=room.pk)),
+        # A question that scores nothing (a poll) counts as a voided one does: as not asked.
+        voided=set(voided_indexes(room_id=room.pk)) | _unscored(room),
         answers={
-            key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms, window_ms=a.window_ms)
+            key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms, window_ms=a.window_ms, credit=a.credit)
             for key, a in answers.items()
         },
         timer_ms=room.timer_seconds * 1000,
@@ -140,6 +145,14 @@ def scores_recompute(room: Room) -> None:
         if (player.score, player.streak) != (standing.score, standing.streak):
             player.score, player.streak = standing.score, standing.streak
             player.save(update_fields=["score", "streak"])
+
+
+def _unscored(room: Room) -> set[int]:
+    return {
+        index
+        for index in machine.closed_questions(room.position)
+        if not kind_of(round_question_facts(round_id=room.round_id, position=index)).scored
+    }
 
 
 def question_void(*, room_id: int, question_index: int, reviewer=None, by_host: bool = False) -> VoidedQuestion:
@@ -191,19 +204,15 @@ def question_plays(*, question: Question) -> list[PlayedIn]:
     plays: list[PlayedIn] = []
     for round_id, position in entries:
         for room in Room.objects.filter(round_id=round_id).order_by("-created_at"):
-            counts = dict(
-                Answer.objects.filter(room=room, question_index=position)
-                .values_list("option")
-                .annotate(n=Count("id"))
-                .values_list("option", "n")
-            )
-            distribution = [counts.get(option, 0) for option in range(len(question.options))]
+            given = list(Answer.objects.filter(room=room, question_index=position).values_list("option", "response"))
+            # Per option, by its kind (the options a multi answer picked; none for a typed answer).
+            distribution = kind_of(question).tally(question, given)
             plays.append(
                 PlayedIn(
                     room=room,
                     question_index=position,
                     distribution=distribution,
-                    answers=sum(distribution),
+                    answers=len(given),
                     closed=position in machine.closed_questions(room.position),
                     voided=VoidedQuestion.objects.filter(room=room, question_index=position).exists(),
                 )

@@ -18,6 +18,8 @@ from core.spreadsheet import csv_writer
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
+from lobby.showing import shown_order
+from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
@@ -158,16 +160,22 @@ def room_picture(*, room_id: int) -> Picture:
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
-        order = machine.option_order(seed=room["option_seed"], question_index=index, option_count=question.option_count)
-        shown_options = [question.options[original] for original in order]
-        snapshot["question"] = {"index": index, "text": question.text, "options": shown_options}
+        kind = kind_of(question)
+        order = shown_order(question, seed=room["option_seed"], question_index=index)
+        # What its kind shows while it is open (quiz/kinds): never what is right.
+        snapshot["question"] = {
+            "index": index,
+            "kind": kind.name,
+            "text": question.text,
+            **kind.public(question, order),
+        }
         if question.image:
             snapshot["question"]["image"] = question.image
         # One query for the count, the distribution and the results: one row per player who answered.
         answers = list(
             Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)
             .order_by("pk")
-            .values_list("player_id", "option", "correct", "points")
+            .values_list("player_id", "option", "response", "correct", "points")
         )
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION:
@@ -183,23 +191,22 @@ def room_picture(*, room_id: int) -> Picture:
             remaining = (room["deadline"] - max(now, opens)).total_seconds() * 1000 - offset
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
-            distribution = [0] * len(question.options)
-            for _, option, _, _ in answers:
-                if 0 <= option < len(distribution):
-                    distribution[option] += 1
-            crowd = machine.crowd_verdict(
-                distribution=distribution, correct_index=question.correct_index, rule=crowd_rule()
-            )
+            given = [(option, response) for _, option, response, _, _ in answers]
+            distribution = None
+            counted = kind.crowd(question, given)
+            if counted is not None:
+                distribution, marked = counted
+                crowd = machine.crowd_verdict(distribution=distribution, correct_index=marked, rule=crowd_rule())
             snapshot["reveal"] = {
                 # A discreet marker for the host: a clear majority chose another option.
-                "crowd_disagrees": crowd.disagrees,
-                "correct_index": machine.shown_option(order, question.correct_index),
+                "crowd_disagrees": crowd is not None and crowd.disagrees,
                 "explanation": question.explanation,
                 "source": question.source,
-                "distribution": [distribution[original] for original in order],
+                **kind.reveal(question, order, given),
             }
             results = {
-                player_id: (_shown(order, option), correct, points) for player_id, option, correct, points in answers
+                player_id: (kind.shown(question, order, option, response), correct, points)
+                for player_id, option, response, correct, points in answers
             }
             standings = Standings(players=lines, results=results, extra_time=extra_time, time_requests=time_requests)
             return Picture(snapshot=snapshot, standings=standings, crowd=crowd, distribution=distribution)
@@ -232,11 +239,6 @@ def _own_time(snapshot: dict, *, percent: int, asks_more_time: bool) -> dict:
     return mine
 
 
-def _shown(order: tuple[int, ...], original: int) -> int:
-    # An option index past the question's options (an edited round) stays as stored; no screen draws it.
-    return machine.shown_option(order, original) if 0 <= original < len(order) else original
-
-
 def room_seq(*, room_id: int) -> int:
     return Room.objects.values_list("seq", flat=True).get(pk=room_id)
 
@@ -247,17 +249,15 @@ def player_view(*, player_id: int) -> dict:
     room = player.room
     answer = None
     if room.question_index >= 0:
-        answer = (
+        stored = (
             Answer.objects.filter(player=player, question_index=room.question_index)
-            .values_list("option", flat=True)
+            .values_list("option", "response")
             .first()
         )
-    if answer is not None:
-        question = round_question_facts(round_id=room.round_id, position=room.question_index)
-        order = machine.option_order(
-            seed=room.option_seed, question_index=room.question_index, option_count=question.option_count
-        )
-        answer = _shown(order, answer)
+        if stored is not None:
+            question = round_question_facts(round_id=room.round_id, position=room.question_index)
+            order = shown_order(question, seed=room.option_seed, question_index=room.question_index)
+            answer = kind_of(question).shown(question, order, *stored)
     return {
         "id": player.pk,
         "nickname": player.nickname,
@@ -279,9 +279,7 @@ def results_csv(*, room: Room) -> str:
     # Each question's column says what was asked and which option was right; a cell, what the player answered.
     header = []
     for number, question in enumerate(questions, start=1):
-        letter = "ABCDEF"[question.correct_index] if question.correct_index < 6 else "?"
-        correct = question.options[question.correct_index] if question.correct_index < len(question.options) else ""
-        header.append(f"Q{number}: {question.text} [correct {letter}: {correct}]")
+        header.append(f"Q{number}: {question.text} [correct {kind_of(question).answer_text(question)}]")
     writer.writerow(["rank", "nickname", "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []
@@ -290,9 +288,10 @@ def results_csv(*, room: Room) -> str:
             if answer is None:
                 cells.append("")
             else:
-                options = questions[index].options
-                chosen = f"{'ABCDEF'[answer.option]}: {options[answer.option]}" if answer.option < len(options) else "?"
-                cells.append(f"{chosen} ({'right' if answer.correct else 'wrong'}, {answer.points})")
+                question = questions[index]
+                chosen = kind_of(question).response_text(question, answer.option, answer.response)
+                verdict = "right" if answer.correct else ("partly right" if (answer.credit or 0) > 0 else "wrong")
+                cells.append(f"{chosen} ({verdict}, {answer.points})")
         writer.writerow([ranks[player.pk], player.nickname, player.score, *cells])
     return out.getvalue()
 

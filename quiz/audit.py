@@ -11,8 +11,8 @@ page all read these.
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from quiz.kinds import kind_of
 from quiz.models import GenerationJob, JobKind, Provenance, Question, Round
-from quiz.validation import OPTION_LETTERS
 from verifier import causes
 from verifier.models import Verdict
 
@@ -83,11 +83,10 @@ def question_audits(questions: Iterable[Question]) -> list[dict[str, Any]]:
         audit: dict[str, Any] = {
             "question_id": question.pk,
             "question": question.text,
+            "kind": kind_of(question).name,
             "options": list(question.options),
-            "correct": OPTION_LETTERS[question.correct_index] if question.correct_index < len(OPTION_LETTERS) else "",
-            "correct_option": question.options[question.correct_index]
-            if question.correct_index < len(question.options)
-            else "",
+            "correct": kind_of(question).csv_cells(question)["correct"],
+            "correct_option": kind_of(question).right_text(question),
             "explanation": question.explanation,
             "origin": _origin(question),
             "checks": checks[question.pk],

@@ -17,13 +17,19 @@ from django.conf import settings
 from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
 from quiz.exceptions import InvalidQuestion
 from quiz.images import image_data_url
+from quiz.kinds import DEFAULT, kind_of, read_kind
 from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
 
 MAX_ROWS = 200
 MAX_TEXT_BYTES = 1024 * 1024
 
+NUMBER_COLUMNS = ("tolerance", "min", "max", "unit")
 CSV_OPTION_COLUMNS = tuple(f"option_{letter.lower()}" for letter in OPTION_LETTERS[:MAX_OPTIONS])
-CSV_COLUMNS = ("question", *CSV_OPTION_COLUMNS, "correct", "explanation", "source")
+# A question of any kind in one row (quiz/kinds): `kind` empty is single; `correct` is the right option's letter
+# (single), the right ones' letters (multi, "A C"), true or false (true_false), the accepted answers separated by
+# "|" (typed) or the value (number, with its tolerance, min, max and unit); an order question's items are its
+# options in the right order; a poll's correct is empty.
+CSV_COLUMNS = ("question", *CSV_OPTION_COLUMNS, "correct", "explanation", "source", "kind", *NUMBER_COLUMNS)
 CSV_REQUIRED_COLUMNS = ("question", "option_a", "option_b", "correct")
 
 
@@ -112,11 +118,14 @@ def _question_from_csv_row(columns: list[str], cells: list[str]) -> QuestionData
     options = [row.get(name, "") for name in CSV_OPTION_COLUMNS]
     while options and not options[-1].strip():
         options.pop()
+    kind = read_kind({"kind": row.get("kind", "").strip()})
+    cells = {"options": options, "correct": row.get("correct", "")}
+    cells.update({name: row.get(name, "") for name in NUMBER_COLUMNS})
     return clean_question(
         {
+            "kind": kind.name,
             "question": row.get("question", ""),
-            "options": options,
-            "correct": row.get("correct", ""),
+            **kind.from_csv(cells),
             "explanation": row.get("explanation", ""),
             "source": row.get("source", ""),
         }
@@ -225,13 +234,17 @@ def export_csv(questions: list[QuestionData], *, audits: list[dict[str, Any]] | 
     writer = csv_writer(buffer)
     writer.writerow(CSV_COLUMNS + (AUDIT_CSV_COLUMNS if audits is not None else ()))
     for number, question in enumerate(questions):
-        options = list(question.options) + [""] * (MAX_OPTIONS - len(question.options))
+        kind = kind_of(question)
+        cells = kind.csv_cells(question)
+        options = list(cells["options"]) + [""] * (MAX_OPTIONS - len(cells["options"]))
         row = [
             question.text,
             *options,
-            OPTION_LETTERS[question.correct_index],
+            cells["correct"],
             question.explanation,
             question.source,
+            "" if kind.name == DEFAULT else kind.name,
+            *(cells.get(name, "") for name in NUMBER_COLUMNS),
         ]
         if audits is not None:
             row += audit_csv_cells(audits[number])
@@ -240,13 +253,12 @@ def export_csv(questions: list[QuestionData], *, audits: list[dict[str, Any]] | 
 
 
 def question_as_json(question: QuestionData) -> dict[str, Any]:
-    item = {
-        "question": question.text,
-        "options": list(question.options),
-        "correct": OPTION_LETTERS[question.correct_index],
-        "explanation": question.explanation,
-        "source": question.source,
-    }
+    kind = kind_of(question)
+    # `kind` is left out for a single-choice question: files from before kinds stay as they were.
+    item: dict[str, Any] = {} if kind.name == DEFAULT else {"kind": kind.name}
+    item["question"] = question.text
+    item.update(kind.as_json(question))
+    item.update(explanation=question.explanation, source=question.source)
     if question.image is not None:
         item["image"] = {"data": image_data_url(question.image), "alt": question.image.alt}
     return item

@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from quiz.check_labels import check_note
 from quiz.images import MAX_ALT, QuestionImage
+from quiz.kinds import DEFAULT
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
@@ -40,9 +41,14 @@ class Pack(models.Model):
 
 
 class Question(models.Model):
+    # Its kind (quiz/kinds): how `options`, `correct_index` and `key` are read.
+    kind = models.CharField(max_length=12, default=DEFAULT)
     text = models.CharField(max_length=MAX_TEXT)
     options = models.JSONField()
     correct_index = models.PositiveSmallIntegerField()
+    # What else its kind keeps: the right options of a `multi`, the accepted answers of a `typed`, … Secret
+    # until the reveal, as `correct_index` is.
+    key = models.JSONField(default=dict, blank=True)
     explanation = models.TextField(max_length=MAX_EXPLANATION, blank=True)
     source = models.CharField(max_length=MAX_SOURCE, blank=True)
     provenance = models.CharField(max_length=10, choices=Provenance.choices)
@@ -70,6 +76,8 @@ class Question(models.Model):
             explanation=self.explanation,
             source=self.source,
             image=QuestionImage(name=self.image_name, alt=self.image_alt) if self.image_name else None,
+            kind=self.kind,
+            key=dict(self.key or {}),
         )
 
 

@@ -1,9 +1,10 @@
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from quiz.images import image_url
+from quiz.kinds import DEFAULT
 from quiz.models import GenerationJob, Pack, Question, Round
 
 
@@ -27,6 +28,8 @@ class QuestionFacts:
     source: str
     # Its picture, as the screens show it: {"url", "alt"}; None without one.
     image: dict | None = None
+    kind: str = DEFAULT
+    key: dict = field(default_factory=dict)
 
     @property
     def option_count(self) -> int:
@@ -55,6 +58,8 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
         explanation=question.explanation,
         source=question.source,
         image={"url": image_url(question.image_name), "alt": question.image_alt} if question.image_name else None,
+        kind=question.kind,
+        key=dict(question.key or {}),
     )
     with _facts_lock:
         if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones

@@ -14,6 +14,8 @@ def question_create(
     *, data: QuestionData, provenance: str, pack: Pack | None = None, model_id: str = "", served_model_id: str = ""
 ) -> Question:
     return Question.objects.create(
+        kind=data.kind,
+        key=dict(data.key),
         text=data.text,
         options=list(data.options),
         correct_index=data.correct_index,

@@ -12,7 +12,15 @@ The names are re-exported here, so callers write `from lobby import services` an
 """
 
 from lobby.exceptions import AnswerRefused
-from lobby.services.answers import AnswerAck, AnswerIn, answer_submit, answers_counted, answers_store, answers_submit
+from lobby.services.answers import (
+    AnswerAck,
+    AnswerIn,
+    answer_given,
+    answer_submit,
+    answers_counted,
+    answers_store,
+    answers_submit,
+)
 from lobby.services.players import (
     Joined,
     JoinIn,
@@ -49,6 +57,7 @@ __all__ = [
     "CODE_LENGTH",
     "AnswerAck",
     "AnswerIn",
+    "answer_given",
     "AnswerRefused",
     "CreatedRoom",
     "JoinIn",

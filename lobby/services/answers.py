@@ -1,10 +1,10 @@
 """Answers, stored in batches (the server groups those that arrive together) and then counted: a question
 everyone has answered closes."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, FilteredRelation, Q
@@ -24,13 +24,17 @@ from lobby.exceptions import (
 from lobby.machine import Phase
 from lobby.models import Answer, Player
 from lobby.services.progress import question_close
+from lobby.showing import shown_order
+from quiz.kinds import BadAnswer, kind_of
 from quiz.selectors import round_question_facts
 
 
 @dataclass(frozen=True)
 class AnswerAck:
     question_index: int
-    option: int  # as the player chose it: the position shown in their room
+    # The answer as the player gave it, in their room's positions: an option (single, true/false, poll), the
+    # options picked (multi), the text typed, the order chosen or the value.
+    option: Any
     room_id: int
     room_code: str
 
@@ -42,15 +46,34 @@ class AnswerIn:
 
     player_id: int
     question_index: object
-    option: object
+    option: object = None
     received_at: datetime | None = None
+    # The answer frame's own fields ("option", "options", "text", "order", "value"); None: just `option`.
+    given: Mapping[str, Any] | None = None
+
+    def fields(self) -> Mapping[str, Any]:
+        return self.given if self.given is not None else {"option": self.option}
+
+
+# The fields an answer frame may carry, one per kind of answer (quiz/kinds).
+ANSWER_FIELDS = ("option", "options", "text", "order", "value")
+
+
+def answer_given(frame: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer fields of a player's frame, and nothing else of it."""
+    return {name: frame[name] for name in ANSWER_FIELDS if name in frame}
 
 
 def answer_submit(
-    *, player_id: int, question_index: object, option: object, received_at: datetime | None = None
+    *,
+    player_id: int,
+    question_index: object,
+    option: object = None,
+    received_at: datetime | None = None,
+    given: Mapping[str, Any] | None = None,
 ) -> AnswerAck:
     """One answer, stored and counted: for callers outside the server's batching (tests, the shell)."""
-    result = answers_submit([AnswerIn(player_id, question_index, option, received_at)])[0]
+    result = answers_submit([AnswerIn(player_id, question_index, option, received_at, given)])[0]
     if isinstance(result, GameError):
         raise result
     return result
@@ -106,6 +129,8 @@ class _AnswerRow(NamedTuple):
     elapsed_ms: int
     correct: bool
     window_ms: int
+    credit: float
+    response: Any
 
 
 def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
@@ -127,7 +152,10 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
                 continue
             already.add((row.player_id, row.question_index))
             accepted.append(row)
-            results.append(AnswerAck(row.question_index, answer.option, room_id=room.pk, room_code=room.code))
+            question = round_question_facts(round_id=room.round_id, position=row.question_index)
+            order = shown_order(question, seed=room.option_seed, question_index=row.question_index)
+            shown = kind_of(question).shown(question, order, row.option, row.response)
+            results.append(AnswerAck(row.question_index, shown, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         _answers_insert(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
     metrics.answers_stored(len(accepted))
@@ -146,14 +174,12 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
 
 
 def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tuple[int, int]]) -> _AnswerRow:
-    """The row to store for this answer, or the GameError that says why it is refused. The player names the
-    option by where their room shows it; the row keeps the round's index of it, so scoring, the crowd check,
-    review and voiding read answers as the round has them."""
-    question_index, option = answer.question_index, answer.option
+    """The row to store for this answer, or the GameError that says why it is refused. The player names
+    options and items by where their room shows them; the row keeps the round's indexes, so scoring, the crowd
+    check, review and voiding read answers as the round has them. Its kind judges it (quiz/kinds)."""
+    question_index = answer.question_index
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise AnswerRefused(_("The answer must name the question it is for."))
-    if not isinstance(option, int) or isinstance(option, bool):
-        raise AnswerRefused(_("Choose one of the options."))
     if room is None:
         raise PlayerRemoved()
     if room.phase != Phase.QUESTION or room.question_index != question_index:
@@ -174,23 +200,24 @@ def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tup
         raise AnswerRefused(_("Wait for the options: the question is still being read."))
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
-    if not 0 <= option < question.option_count:
-        raise AnswerRefused(_("Choose one of the options."))
+    order = shown_order(question, seed=room.option_seed, question_index=question_index)
+    try:
+        judged = kind_of(question).judge(question, answer.fields(), order)
+    except BadAnswer as error:
+        raise AnswerRefused(str(error)) from None
     if (answer.player_id, question_index) in already:
         raise AlreadyAnswered()
     elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
-    order = machine.option_order(
-        seed=room.option_seed, question_index=question_index, option_count=question.option_count
-    )
-    original = machine.original_option(order, option)
     return _AnswerRow(
         room_id=room.pk,
         player_id=answer.player_id,
         question_index=question_index,
-        option=original,
+        option=judged.option,
         elapsed_ms=max(elapsed_ms, 0),
-        correct=original == question.correct_index,
+        correct=judged.right,
         window_ms=machine.time_window_ms(timer_ms=timer_ms, time_percent=room.answering_time_percent),
+        credit=judged.credit,
+        response=judged.response,
     )
 
 
@@ -238,8 +265,10 @@ def _aware(value) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-_ANSWER_COLUMNS = ("room_id", "player_id", "question_index", "option", "elapsed_ms", "correct", "window_ms")
-# Rows a statement: eight parameters each, well inside PostgreSQL's and SQLite's limits.
+_ANSWER_COLUMNS = (
+    "room_id", "player_id", "question_index", "option", "elapsed_ms", "correct", "window_ms", "credit", "response"
+)  # fmt: skip
+# Rows a statement: ten parameters each, well inside PostgreSQL's and SQLite's limits.
 _INSERT_ROWS = 500
 
 
@@ -251,10 +280,15 @@ def _answers_insert(rows: list[_AnswerRow]) -> None:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in (*_ANSWER_COLUMNS, "points", "created_at"))
     created_at = Answer._meta.get_field("created_at").get_db_prep_value(timezone.now(), connection)
+    response = Answer._meta.get_field("response")
     for start in range(0, len(rows), _INSERT_ROWS):
         chunk = rows[start : start + _INSERT_ROWS]
-        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, 0, %s)"] * len(chunk))
-        params = [value for row in chunk for value in (*row, created_at)]
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, 0, %s)"] * len(chunk))
+        params = [
+            value
+            for row in chunk
+            for value in (*row[:-1], response.get_db_prep_save(row.response, connection), created_at)
+        ]
         with connection.cursor() as cursor:
             cursor.execute(f"INSERT INTO {quote(Answer._meta.db_table)} ({columns}) VALUES {values}", params)
 

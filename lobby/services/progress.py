@@ -16,6 +16,8 @@ from lobby.exceptions import (
 from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Room
 from lobby.services.common import closing_percent
+from quiz.kinds import kind_of
+from quiz.selectors import round_question_facts
 
 
 def _compare_and_set(room: Room, target: Position, **fields) -> bool:
@@ -78,23 +80,27 @@ def question_close(*, room_id: int, question_index: int) -> bool:
 
 def _score_question(room: Room, question_index: int) -> None:
     timer_ms = room.timer_seconds * 1000
+    question = round_question_facts(round_id=room.round_id, position=question_index)
+    if not kind_of(question).scored:
+        return  # a poll: no points, and every streak stays as it was
     # Rows as tuples, not model objects: this runs with the room's row locked, and its CPU time is the GIL's.
     answers = {
-        player_id: (answer_id, elapsed_ms, window_ms or timer_ms)
-        for answer_id, player_id, elapsed_ms, window_ms in Answer.objects.filter(
-            room=room, question_index=question_index, correct=True
-        ).values_list("pk", "player_id", "elapsed_ms", "window_ms")
+        player_id: (answer_id, elapsed_ms, window_ms or timer_ms, correct, credit)
+        for answer_id, player_id, elapsed_ms, window_ms, correct, credit in Answer.objects.filter(
+            Q(correct=True) | Q(credit__gt=0), room=room, question_index=question_index
+        ).values_list("pk", "player_id", "elapsed_ms", "window_ms", "correct", "credit")
     }
     answer_rows, player_rows = [], []
     for player_id, score, streak in room.players.filter(removed=False).values_list("pk", "score", "streak"):
-        # A wrong answer keeps the points it was stored with (none); only right ones are written.
-        answer_id, elapsed_ms, window_ms = answers.get(player_id, (None, 0, timer_ms))
+        # A wrong answer keeps the points it was stored with (none); only those that earn some are written.
+        answer_id, elapsed_ms, window_ms, correct, credit = answers.get(player_id, (None, 0, timer_ms, False, None))
         scored = machine.answer_score(
             streak=streak,
-            correct=answer_id is not None,
+            correct=correct,
             elapsed_ms=elapsed_ms,
             window_ms=window_ms,
             speed_bonus=not room.no_speed_bonus,
+            credit=credit,
         )
         if answer_id is not None:
             answer_rows.append((answer_id, scored.points))

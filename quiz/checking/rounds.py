@@ -26,6 +26,7 @@ from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
 from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
+from quiz.kinds import kind_of
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
 from quiz.selectors import generation_snapshot
 from quiz.validation import LANGUAGES
@@ -288,20 +289,26 @@ def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | No
         return None
     job_broadcast(job_id)
     questions: list[Question] = [entry.question for entry in job.round.entries.select_related("question")]
-    items = [
-        (
-            question.pk,
-            GateItem(
-                key=f"q{question.pk}",
-                text=question.text,
-                options=tuple(question.options),
-                correct_index=question.correct_index,
-                explanation=question.explanation,
-                language=LANGUAGES.get(job.round.language, ""),
-            ),
+    items = []
+    for question in questions:
+        # What the checker is asked about each kind (quiz/kinds); a kind it does not check stays "not checked".
+        asked = kind_of(question).gate_item(question)
+        if asked is None:
+            continue
+        options, correct_index = asked
+        items.append(
+            (
+                question.pk,
+                GateItem(
+                    key=f"q{question.pk}",
+                    text=question.text,
+                    options=options,
+                    correct_index=correct_index,
+                    explanation=question.explanation,
+                    language=LANGUAGES.get(job.round.language, ""),
+                ),
+            )
         )
-        for question in questions
-    ]
     return items, gate
 
 

@@ -59,7 +59,17 @@ def test_the_audit_json_tells_why_each_question_was_played_and_how_it_went(clien
         verdict.backend, verdict.model_id, verdict.score, verdict.threshold, verdict.outcome,
     )  # fmt: skip
     assert check["probabilities"] == {"answer_correct": 0.93} and check["second_opinion"]["model_id"] == "judge-2"
-    assert first["answers"] == [{"player": "=Ada", "option": "B", "correct": True, "points": 900, "elapsed_ms": 1200}]
+    assert first["answers"] == [
+        {
+            "player": "=Ada",
+            "option": "B",
+            "answer": "B: 4",
+            "correct": True,
+            "credit": None,  # stored before kinds: as "correct" says
+            "points": 900,
+            "elapsed_ms": 1200,
+        }
+    ]
     assert first["correct"] == "B" and first["correct_option"] == "4" and first["origin"]["host"] is True
     assert second["review"]["label"] == "defective" and second["flags"][0]["kind"] == "crowd"
     assert second["played"] and not third["played"] and third["checks"] == [] and third["review"] is None

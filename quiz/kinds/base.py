@@ -1,0 +1,196 @@
+"""What a question kind says about itself. Every kind is one module of this package, registered in `KINDS`
+(quiz/kinds/__init__.py); nothing outside it asks which kind a question is.
+
+A question of any kind is held the same way (quiz.validation.QuestionData, quiz.models.Question and the game's
+quiz.selectors.QuestionFacts): its `text`, its `options` (the options to pick from, or the items to put in
+order; empty for the kinds without), `correct_index` (the one right option of a `single` question; 0 for the
+others) and `key` (what else the kind keeps: the accepted answers, the right value, …). A kind's methods take
+any of the three: they read only those attributes.
+
+What must stay secret until the reveal is whatever `public` leaves out: a phone's question frame is built from
+`public`, its reveal from `reveal`."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.utils.translation import gettext as _
+
+from quiz.exceptions import InvalidQuestion
+
+OPTION_LETTERS = "ABCDEF"
+MIN_OPTIONS = 2
+MAX_OPTIONS = 6
+MAX_OPTION = 120
+
+
+class Held(Protocol):
+    options: Sequence[str]
+    correct_index: int
+    key: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a kind's `clean` makes of a question's own fields."""
+
+    options: tuple[str, ...] = ()
+    correct_index: int = 0
+    key: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A player's answer as it is stored: `option` (the round's index of the option chosen; 0 for the kinds
+    without options), `response` (what else the answer was, in the round's terms; None for a pick of one
+    option) and `credit`, the fraction of full marks it earns, 0 to 1. `right` is what counts as a right
+    answer: it grows the player's streak."""
+
+    option: int
+    response: Any
+    credit: float
+    right: bool
+
+
+class BadAnswer(Exception):
+    """An answer of the wrong shape for its question: the message says what the player should send."""
+
+
+def clean_text(value: Any, *, field: str, max_length: int, required: bool = True) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidQuestion(_("%(field)s must be text") % {"field": field})
+    value = " ".join(value.split())
+    if required and not value:
+        raise InvalidQuestion(_("%(field)s is empty") % {"field": field})
+    if len(value) > max_length:
+        raise InvalidQuestion(_("%(field)s is longer than %(max)s characters") % {"field": field, "max": max_length})
+    return value
+
+
+def clean_options(raw: Any, *, field: str | None = None, minimum: int = MIN_OPTIONS) -> tuple[str, ...]:
+    """A list of 2-6 distinct short texts (options, or items to order)."""
+    field = field or _("options")
+    if not isinstance(raw, list | tuple):
+        raise InvalidQuestion(_("%(field)s must be a list") % {"field": field})
+    options = tuple(
+        clean_text(option, field=_("option %(number)s") % {"number": n}, max_length=MAX_OPTION)
+        for n, option in enumerate(raw, start=1)
+    )
+    if not minimum <= len(options) <= MAX_OPTIONS:
+        raise InvalidQuestion(
+            _("a question needs %(min)s to %(max)s %(field)s, not %(count)s")
+            % {"min": minimum, "max": MAX_OPTIONS, "field": field, "count": len(options)}
+        )
+    folded = [option.casefold() for option in options]
+    if len(set(folded)) != len(folded):
+        raise InvalidQuestion(_("two %(field)s are the same") % {"field": field})
+    return options
+
+
+def whole_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Kind:
+    """The defaults are those of a question answered by picking one of its options."""
+
+    name = ""
+    # What the editor and the review queue call it.
+    label = ""
+    # Does a right answer score (a poll's does not, and does not break a streak either)?
+    scored = True
+    # Are its options shown in the room's own shuffled order (lobby.machine.option_order)?
+    shuffled = True
+
+    def clean(self, raw: Mapping[str, Any]) -> Shape:
+        raise NotImplementedError
+
+    def as_json(self, question: Held) -> dict[str, Any]:
+        """Its own fields in the round JSON (after "question"; `kind` is added for every kind but `single`)."""
+        raise NotImplementedError
+
+    def csv_cells(self, question: Held) -> dict[str, Any]:
+        """Its own fields as the CSV's cells: "options" (a list, for option_a…option_f), "correct" and, for a
+        number, "tolerance", "min", "max", "unit"."""
+        return {"options": list(question.options), "correct": ""}
+
+    def from_csv(self, cells: dict[str, Any]) -> dict[str, Any]:
+        """The CSV's cells (the same names, "options" a list) as the fields `clean` reads."""
+        return {"options": cells["options"]}
+
+    def arrange(self, order: tuple[int, ...]) -> tuple[int, ...]:
+        """A room's shuffle of its options, as this kind shows them (an `order` question never in order)."""
+        return order
+
+    def public(self, question: Held, order: tuple[int, ...]) -> dict[str, Any]:
+        """What a phone is shown of it while it is open, besides its text and picture."""
+        return {"options": [question.options[original] for original in order]}
+
+    def judge(self, question: Held, given: Mapping[str, Any], order: tuple[int, ...]) -> Judged:
+        """A player's answer frame's fields, judged; raises BadAnswer when it is of the wrong shape."""
+        raise NotImplementedError
+
+    def shown(self, question: Held, order: tuple[int, ...], option: int, response: Any) -> Any:
+        """A stored answer as the player gave it (the positions their room showed): for their phone."""
+        return order.index(option) if 0 <= option < len(order) else option
+
+    def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
+        """What the host and every phone see at the reveal, from the stored (option, response) of each answer."""
+        raise NotImplementedError
+
+    def crowd(self, question: Held, answers: Sequence[tuple[int, Any]]) -> tuple[list[int], int] | None:
+        """The answers per option in the round's order and the marked option, for the crowd's verdict (did a
+        clear majority pick another one?); None for a kind the crowd cannot overrule."""
+        return None
+
+    def option_texts(self, question: Held) -> list[str]:
+        """Its options in the round's order as the results page lists them (none for a typed answer, …)."""
+        return list(question.options) if self.tallied else []
+
+    # Are its answers counted per option on the results page?
+    tallied = True
+
+    def marked(self, question: Held) -> set[int]:
+        """The round's indexes of the options marked right."""
+        return set()
+
+    def tally(self, question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
+        """How many answers picked each option, in the round's order."""
+        return distribution(question, answers) if self.tallied else []
+
+    def answer_text(self, question: Held) -> str:
+        """The right answer in words, for the results CSV, the audit and the review queue."""
+        raise NotImplementedError
+
+    def right_text(self, question: Held) -> str:
+        """The right answer in words, without option letters (the audit's "correct_option")."""
+        return self.answer_text(question)
+
+    def response_text(self, question: Held, option: int, response: Any) -> str:
+        """A stored answer in words (the round's letters, not a room's)."""
+        raise NotImplementedError
+
+    def gate_item(self, question: Held) -> tuple[tuple[str, ...], int] | None:
+        """The options and the marked one the checker is asked about, or None: the checker does not check this
+        kind, and its questions are marked unchecked."""
+        return None
+
+
+def letters(indexes: Sequence[int]) -> str:
+    return " ".join(OPTION_LETTERS[i] if 0 <= i < len(OPTION_LETTERS) else "?" for i in indexes)
+
+
+def option_words(question: Held, index: int) -> str:
+    if 0 <= index < len(question.options):
+        return f"{OPTION_LETTERS[index]}: {question.options[index]}"
+    return "?"
+
+
+def distribution(question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
+    counts = [0] * len(question.options)
+    for option, _response in answers:
+        if 0 <= option < len(counts):
+            counts[option] += 1
+    return counts

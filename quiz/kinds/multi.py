@@ -1,0 +1,102 @@
+"""`multi`: 2-6 options, one or more of them right; the player picks any number.
+
+Partial credit: each right option picked earns 1/k of the marks (k right options), each wrong one picked
+takes 1/k away, never below nothing. All the right ones and no wrong one is a right answer (the full marks
+and the streak); picking every option earns nothing unless every option is right."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from quiz.exceptions import InvalidQuestion
+from quiz.kinds.base import (
+    OPTION_LETTERS,
+    BadAnswer,
+    Held,
+    Judged,
+    Kind,
+    Shape,
+    clean_options,
+    letters,
+    option_words,
+    whole_number,
+)
+
+
+def multi_credit(*, picked: set[int], right: set[int]) -> float:
+    if not right:
+        return 0.0
+    return max(0.0, (len(picked & right) - len(picked - right)) / len(right))
+
+
+class Multi(Kind):
+    name = "multi"
+    label = gettext_lazy("Several right options")
+
+    def clean(self, raw: Mapping[str, Any]) -> Shape:
+        options = clean_options(raw.get("options"))
+        marked = raw.get("correct_indexes")
+        if not isinstance(marked, list | tuple) or not marked:
+            raise InvalidQuestion(_("correct_indexes must list the right options (at least one)"))
+        if not all(whole_number(i) and 0 <= i < len(options) for i in marked):
+            raise InvalidQuestion(_("correct_indexes points past the %(count)s options") % {"count": len(options)})
+        if len(set(marked)) != len(marked):
+            raise InvalidQuestion(_("correct_indexes names an option twice"))
+        return Shape(options=options, key={"correct_indexes": sorted(marked)})
+
+    def as_json(self, question: Held) -> dict[str, Any]:
+        return {"options": list(question.options), "correct_indexes": list(question.key["correct_indexes"])}
+
+    def csv_cells(self, question: Held) -> dict[str, Any]:
+        return {"options": list(question.options), "correct": letters(question.key["correct_indexes"])}
+
+    def from_csv(self, cells: dict[str, Any]) -> dict[str, Any]:
+        # "A C", "A,C" or "AC": the letters of the right options.
+        marked = [OPTION_LETTERS.find(char) for char in cells["correct"].upper() if char.isalnum()]
+        return {"options": cells["options"], "correct_indexes": marked}
+
+    def judge(self, question: Held, given: Mapping[str, Any], order: tuple[int, ...]) -> Judged:
+        picked = given.get("options")
+        if (
+            not isinstance(picked, list)
+            or not picked
+            or not all(whole_number(i) and 0 <= i < len(order) for i in picked)
+            or len(set(picked)) != len(picked)
+        ):
+            raise BadAnswer(_("Pick one or more of the options."))
+        originals = sorted(order[i] for i in picked)
+        right = set(question.key["correct_indexes"])
+        credit = multi_credit(picked=set(originals), right=right)
+        return Judged(option=originals[0], response=originals, credit=credit, right=set(originals) == right)
+
+    def shown(self, question: Held, order: tuple[int, ...], option: int, response: Any) -> Any:
+        return sorted(order.index(i) for i in response or () if 0 <= i < len(order))
+
+    def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
+        counts = self.tally(question, answers)
+        return {
+            "correct_indexes": sorted(order.index(i) for i in question.key["correct_indexes"]),
+            "distribution": [counts[original] for original in order],
+        }
+
+    def marked(self, question: Held) -> set[int]:
+        return set(question.key["correct_indexes"])
+
+    def tally(self, question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
+        counts = [0] * len(question.options)
+        for _option, response in answers:
+            for i in response or ():
+                if 0 <= i < len(counts):
+                    counts[i] += 1
+        return counts
+
+    def answer_text(self, question: Held) -> str:
+        return "; ".join(option_words(question, i) for i in question.key["correct_indexes"])
+
+    def right_text(self, question: Held) -> str:
+        return "; ".join(question.options[i] for i in question.key["correct_indexes"] if i < len(question.options))
+
+    def response_text(self, question: Held, option: int, response: Any) -> str:
+        return letters(response or [])
