@@ -64,15 +64,23 @@ class QuestionFactory(DjangoModelFactory):
     pack = None
     model_id = ""
     served_model_id = ""
+    kind = "single"
+    key = factory.LazyFunction(dict)
 
     class Params:
         # Written by the writer model "writer-1", as a generated round's questions are.
         written = factory.Trait(provenance=Provenance.MODEL, model_id="writer-1")
 
     @classmethod
-    def _create(cls, model_class, *, text, options, correct_index, explanation, source, **kwargs):
+    def _create(cls, model_class, *, text, options, correct_index, explanation, source, kind, key, **kwargs):
         data = QuestionData(
-            text=text, options=tuple(options), correct_index=correct_index, explanation=explanation, source=source
+            text=text,
+            options=tuple(options),
+            correct_index=correct_index,
+            explanation=explanation,
+            source=source,
+            kind=kind,
+            key=key,
         )
         return question_create(data=data, **kwargs)
 
@@ -84,6 +92,8 @@ class QuestionFactory(DjangoModelFactory):
             correct_index=data.correct_index,
             explanation=data.explanation,
             source=data.source,
+            kind=data.kind,
+            key=dict(data.key),
             **kwargs,
         )
 

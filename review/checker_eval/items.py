@@ -11,6 +11,7 @@ from typing import Any
 from core.spreadsheet import csv_columns, csv_reader, csv_rows
 from quiz.exceptions import InvalidQuestion
 from quiz.generation.prompts import LANGUAGES
+from quiz.kinds import kind_of
 from quiz.packs import PACK_DIRECTORY, pack_file_read
 from quiz.validation import clean_question
 from review.labelled_set import labelled_item_from_row
@@ -35,16 +36,21 @@ class EvalItem:
 
 
 def pack_items(*, directory: Path | None = None) -> list[EvalItem]:
-    """Every sample pack question as written, and its two bad copies (marked option moved; explanation false)."""
+    """Every sample pack question the checker checks, as the gate asks about it (quiz/kinds: a true/false one as
+    two options), and its two bad copies (marked option moved; explanation false)."""
     items: list[EvalItem] = []
     for path in sorted((directory or PACK_DIRECTORY).glob("*.json")):
         pack = pack_file_read(path)
         language = LANGUAGES.get(pack.language, "")
         for question in pack.questions:
+            asked = kind_of(question).gate_item(question)
+            if asked is None:
+                continue  # a kind the checker does not check
+            options, correct_index = asked
             base = EvalItem(
                 text=question.text,
-                options=tuple(question.options),
-                correct_index=question.correct_index,
+                options=tuple(options),
+                correct_index=correct_index,
                 explanation=question.explanation,
                 label=GOOD,
                 kind=AS_WRITTEN,

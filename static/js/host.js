@@ -1,6 +1,7 @@
-import { Countdown, Reading, optionContent, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
+import { Countdown, Reading, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
+import { kindOf } from "./kinds.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -210,7 +211,7 @@ window.addEventListener("resize", () => state?.phase === "lobby" && renderLobby(
 // Long texts get smaller type (the stylesheet reads these data attributes), so that nothing is cut off: a
 // question of up to 300 characters and six options of up to 120 fit the screen at 1366x768.
 function sizeForText(section, question) {
-  const longestOption = Math.max(...question.options.map((text) => text.length));
+  const longestOption = Math.max(0, ...(question.options || question.items || []).map((text) => text.length));
   section.dataset.question = question.text.length > 260 ? "long" : "";
   section.dataset.options = longestOption > 90 ? "longest" : longestOption > 45 ? "long" : "";
 }
@@ -221,7 +222,7 @@ function renderQuestion(state) {
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
   showPicture($("q-picture"), q.image);
-  $("q-options").replaceChildren(...q.options.map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
+  kindOf(q).hostQuestion(q, $("q-options"));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
   // Everyone tied (before the first question, or while nobody has scored) is no ranking to move from: the
@@ -241,25 +242,10 @@ function renderReveal(state) {
   const q = state.question;
   sizeForText($("phase-reveal"), q);
   const reveal = state.reveal;
-  const total = reveal.distribution.reduce((a, b) => a + b, 0) || 1;
   $("r-progress").textContent = progressText(state);
   $("r-text").textContent = q.text;
   showPicture($("r-picture"), q.image);
-  $("r-options").replaceChildren(
-    ...q.options.map((text, i) => {
-      const item = optionContent(el("li", { className: "option" }), i, text);
-      const count = reveal.distribution[i];
-      const bar = el("span", { className: "bar" });
-      // Through the CSSOM, not a style attribute: the Content-Security-Policy refuses inline styles.
-      bar.style.setProperty("--share", String(count / total));
-      if (i === reveal.correct_index) {
-        item.classList.add("correct");
-        item.append(el("span", { text: gettext("✔ Correct"), className: "correct-mark" }));
-      } else item.classList.add("wrong");
-      item.append(bar, el("span", { text: `${count}`, className: "count", attrs: { "aria-label": interpolate(ngettext("%s answer", "%s answers", count), [count]) } }));
-      return item;
-    }),
-  );
+  kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;
   $("phase-reveal").dataset.explanation = notes > 600 ? "longest" : notes > 240 ? "long" : "";

@@ -1,6 +1,7 @@
-import { Countdown, LETTERS, Reading, optionContent, ordinal, progressText, roomSocket } from "./room.js";
+import { Countdown, Reading, optionContent, ordinal, progressText, roomSocket } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
+import { choices, kindOf } from "./kinds.js";
 
 const root = $("player");
 const code = root.dataset.code;
@@ -88,17 +89,18 @@ $("report-form").addEventListener("submit", (event) => {
   socket.send({ type: "report", question: state.question_index, text: $("report-text").value });
 });
 
-// Keys 1 to 6 answer, as the options are numbered on the host's screen.
+// Keys 1 to 6 answer a question of options, as they are numbered on the host's screen (not while typing).
 document.addEventListener("keydown", (event) => {
-  if (!state || state.phase !== "question" || state.you?.answered) return;
-  const index = Number(event.key) - 1;
-  if (index >= 0 && index < state.question.options.length) answer(index);
+  if (!state || state.phase !== "question" || state.you?.answered || event.target.matches?.("input, textarea")) return;
+  const fields = kindOf(state.question).keyAnswer(state.question, event.key);
+  if (fields) answer(fields);
 });
 
-function answer(index) {
+// An answer of the question's kind: {option}, {options}, {text}, {order} or {value}.
+function answer(fields) {
   if (reading.pending) return; // the options are not open yet (the server would refuse it too)
-  if (socket.send({ type: "answer", question: state.question_index, option: index })) {
-    for (const button of $("q-options").querySelectorAll("button")) button.disabled = true;
+  if (socket.send({ type: "answer", question: state.question_index, ...fields })) {
+    for (const control of $("q-options").querySelectorAll("button, input")) control.disabled = true;
   }
 }
 
@@ -150,13 +152,7 @@ function renderQuestion(state, previous) {
   const moreTime = previous?.phase === "question" && (previous.you.time_percent ?? 100) !== percent;
   if (moreTime && !reading.pending) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
   if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
-    $("q-options").replaceChildren(
-      ...q.options.map((text, i) => {
-        const button = optionContent(el("button", { className: "option", attrs: { type: "button" } }), i, text);
-        button.addEventListener("click", () => answer(i));
-        return button;
-      }),
-    );
+    kindOf(q).playerControls(q, $("q-options"), answer);
     // The player's own time: their remaining time and window, extra time included, from when the options appear.
     countdown.stop();
     $("timer").textContent = "";
@@ -170,16 +166,16 @@ function renderQuestion(state, previous) {
 
 function renderLockedIn() {
   const answered = state?.you?.answered;
-  for (const button of $("q-options").querySelectorAll("button")) {
-    button.disabled = Boolean(answered);
-    button.classList.toggle("chosen", Boolean(answered) && Number(button.dataset.index) === state.you.option);
-  }
+  if (answered) for (const control of $("q-options").querySelectorAll("button, input")) control.disabled = true;
+  if (answered && state.question) kindOf(state.question).markChosen($("q-options"), state.you.option);
   $("locked-in").hidden = !answered;
-  if (answered) $("locked-in").textContent = interpolate(gettext("Answer %s locked in. Waiting for the others…"), [LETTERS[state.you.option]]);
+  if (answered) $("locked-in").textContent = interpolate(gettext("Answer %s locked in. Waiting for the others…"), [kindOf(state.question).givenText(state.question, state.you.option)]);
 }
 
 function renderReveal(state) {
   const reveal = state.reveal;
+  const q = state.question;
+  const kind = kindOf(q);
   const you = state.you;
   const mine = you.result; // the server sends each player their own result, not the room's
   const voided = state.voided.includes(state.question_index);
@@ -190,21 +186,30 @@ function renderReveal(state) {
   } else if (!mine) {
     verdict.textContent = gettext("No answer this time");
     verdict.className = "verdict missed";
+  } else if (kind.isRight(q, reveal, mine.option, mine) === null) {
+    verdict.textContent = gettext("Thanks — your vote is counted");
+    verdict.className = "verdict right";
   } else if (mine.correct) {
     verdict.textContent = interpolate(gettext("Correct! +%s"), [mine.points]);
     verdict.className = "verdict right";
+  } else if (mine.points > 0) {
+    verdict.textContent = interpolate(gettext("Partly right! +%s"), [mine.points]);
+    verdict.className = "verdict partly";
   } else {
     verdict.textContent = gettext("Not this time");
     verdict.className = "verdict wrong";
   }
-  // The answer given, as it looked on the phone: its colour, shape and letter, marked right or wrong.
+  // The answer given, as it looked on the phone: an option with its colour, shape and letter, or the words.
   const chosen = mine ? mine.option : null;
-  if (chosen === null || chosen === undefined || !state.question.options[chosen]) {
+  if (chosen === null || chosen === undefined) {
     $("r-mine").replaceChildren();
   } else {
-    const right = chosen === reveal.correct_index;
-    const card = optionContent(el("div", { className: `option ${right ? "right" : "wrong"}` }), chosen, state.question.options[chosen]);
-    card.append(el("span", { text: right ? gettext("✔ Right") : gettext("✘ Wrong"), className: "mark" }));
+    const right = kind.isRight(q, reveal, chosen, mine);
+    const tone = right === null ? "" : right ? "right" : mine.points > 0 ? "partly" : "wrong";
+    const card = typeof chosen === "number" && choices(q)?.[chosen] !== undefined && q.kind !== "number"
+      ? optionContent(el("div", { className: `option ${tone}` }), chosen, choices(q)[chosen])
+      : el("div", { className: `option given ${tone}`, text: kind.givenText(q, chosen) });
+    if (right !== null) card.append(el("span", { text: right ? gettext("✔ Right") : mine.points > 0 ? gettext("◐ Partly right") : gettext("✘ Wrong"), className: "mark" }));
     $("r-mine").replaceChildren(el("p", { text: gettext("Your answer"), className: "muted" }), card);
   }
   const points = mine && !voided ? mine.points : 0;
@@ -213,7 +218,7 @@ function renderReveal(state) {
   $("r-rank").textContent = `#${you.rank}`;
   $("r-rank-of").textContent = interpolate(gettext("of %s"), [state.player_count]);
   $("r-text").textContent = state.question.text;
-  $("r-answer").textContent = `${LETTERS[reveal.correct_index]} — ${state.question.options[reveal.correct_index]}`;
+  $("r-answer").textContent = kind.answerText(q, reveal);
   $("r-explanation").textContent = reveal.explanation;
   const reported = reportedFor.has(state.question_index);
   $("report-form").hidden = reported;
