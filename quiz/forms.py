@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from quiz import images
 from quiz.exceptions import InvalidQuestion
 from quiz.importing import MAX_TEXT_BYTES, max_json_bytes
+from quiz.kinds import DEFAULT, kind_choices, kind_named, kind_of, kinds_with
 from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,
@@ -33,12 +34,48 @@ class QuestionBlockForm(forms.Form):
     """One question of the editor. Every field is optional here: a blank block is ignored, and a filled one
     is judged by `clean_question` alone, so the editor gives the same answers as the importers."""
 
+    kind = forms.ChoiceField(choices=kind_choices, initial=DEFAULT, label=_("Kind of question"), required=False)
     text = forms.CharField(
         required=False,
         strip=False,
         label=_("Question"),
         widget=forms.Textarea(attrs={"rows": 2, "maxlength": MAX_TEXT}),
     )
+    # The answer, in the field its kind uses (quiz/kinds: `answer_field`); the others are ignored.
+    correct_many = forms.MultipleChoiceField(
+        required=False,
+        choices=[(str(index), letter) for index, letter in enumerate(OPTION_LETTERS[:MAX_OPTIONS])],
+        widget=forms.CheckboxSelectMultiple,
+        label=_("The right options (one or more)"),
+    )
+    truth = forms.ChoiceField(
+        required=False,
+        choices=[("true", _("True")), ("false", _("False"))],
+        widget=forms.RadioSelect,
+        label=_("The statement is"),
+    )
+    answers = forms.CharField(
+        required=False,
+        strip=False,
+        label=_("Accepted answers, separated by |"),
+        help_text=_(
+            "Case, accents and punctuation do not matter; one typo is forgiven in a word of 6 letters or more."
+        ),
+        widget=forms.TextInput(attrs={"maxlength": 1100}),
+    )
+    number_answer = forms.CharField(
+        required=False, label=_("The right number"), widget=forms.TextInput(attrs={"inputmode": "decimal"})
+    )
+    tolerance = forms.CharField(
+        required=False, label=_("Counts as right within ±"), widget=forms.TextInput(attrs={"inputmode": "decimal"})
+    )
+    minimum = forms.CharField(
+        required=False, label=_("Lowest a player can give"), widget=forms.TextInput(attrs={"inputmode": "decimal"})
+    )
+    maximum = forms.CharField(
+        required=False, label=_("Highest a player can give"), widget=forms.TextInput(attrs={"inputmode": "decimal"})
+    )
+    unit = forms.CharField(required=False, label=_("Unit (optional)"), widget=forms.TextInput(attrs={"maxlength": 20}))
     correct = forms.ChoiceField(
         required=False,
         choices=[(str(index), letter) for index, letter in enumerate(OPTION_LETTERS[:MAX_OPTIONS])],
@@ -86,19 +123,63 @@ class QuestionBlockForm(forms.Form):
         self.question: QuestionData | None = None
         self.uploaded_image = ""
 
+    # Which kinds each of the editor's field groups is for (the page shows a group for the chosen kind).
+    KIND_GROUPS = {
+        "options": kinds_with(uses_options=True),
+        "correct": kinds_with(answer_field="correct"),
+        "correct_many": kinds_with(answer_field="correct_many"),
+        "truth": kinds_with(answer_field="truth"),
+        "answers": kinds_with(answer_field="answers"),
+        "number": kinds_with(answer_field="number"),
+    }
+
     @staticmethod
     def initial_from(question: QuestionData) -> dict[str, Any]:
+        kind = kind_of(question)
+        cells = kind.csv_cells(question)
         initial: dict[str, Any] = {
+            "kind": kind.name,
             "text": question.text,
-            "correct": str(question.correct_index),
             "explanation": question.explanation,
             "source": question.source,
             "image_name": question.image.name if question.image else "",
             "image_alt": question.image.alt if question.image else "",
         }
-        for name, option in zip(OPTION_FIELDS, question.options, strict=False):
+        for name, option in zip(OPTION_FIELDS, cells["options"], strict=False):
             initial[name] = option
+        correct = str(cells["correct"])
+        letters = [OPTION_LETTERS.index(c) for c in correct if c in OPTION_LETTERS]
+        answer = {
+            "correct": ("correct", str(letters[0]) if letters else ""),
+            "correct_many": ("correct_many", [str(i) for i in letters]),
+            "truth": ("truth", correct),
+            "answers": ("answers", correct),
+            "number": ("number_answer", correct),
+        }.get(kind.answer_field)
+        if answer:
+            initial[answer[0]] = answer[1]
+        for field, cell in (("tolerance", "tolerance"), ("minimum", "min"), ("maximum", "max"), ("unit", "unit")):
+            if cell in cells:
+                initial[field] = str(cells[cell])
         return initial
+
+    def number_fields(self) -> list[Any]:
+        return [self[name] for name in ("number_answer", "tolerance", "minimum", "maximum", "unit")]
+
+    def kind_groups(self) -> dict[str, str]:
+        return {group: " ".join(kinds) for group, kinds in self.KIND_GROUPS.items()}
+
+    def _answer_cell(self, answer_field: str, data: dict[str, Any]) -> str:
+        """The chosen kind's answer as the CSV's `correct` cell (quiz/kinds reads it from there)."""
+        if answer_field == "correct":
+            return OPTION_LETTERS[int(data["correct"])] if data.get("correct") else ""
+        if answer_field == "correct_many":
+            return " ".join(OPTION_LETTERS[int(i)] for i in sorted(data.get("correct_many") or [], key=int))
+        return {
+            "truth": data.get("truth", ""),
+            "answers": data.get("answers", ""),
+            "number": data.get("number_answer", ""),
+        }.get(answer_field, "")
 
     def option_rows(self) -> list[dict[str, Any]]:
         radios = list(self["correct"])
@@ -145,20 +226,29 @@ class QuestionBlockForm(forms.Form):
         data = super().clean()
         texts = [data.get("text", ""), *(data.get(name, "") for name in OPTION_FIELDS)]
         texts += [data.get("explanation", ""), data.get("source", ""), data.get("image_alt", "")]
+        texts += [data.get(name, "") for name in ("answers", "number_answer")]
         if not any(value.strip() for value in texts) and not data.get("image"):
             self.question = None  # a blank block
             return data
         options = [data.get(name, "") for name in OPTION_FIELDS]
         while options and not options[-1].strip():
             options.pop()
-        raw: dict[str, Any] = {
-            "text": data.get("text", ""),
+        kind = kind_named(data.get("kind") or DEFAULT)
+        cells = {
             "options": options,
+            "correct": self._answer_cell(kind.answer_field, data),
+            "tolerance": data.get("tolerance", ""),
+            "min": data.get("minimum", ""),
+            "max": data.get("maximum", ""),
+            "unit": data.get("unit", ""),
+        }
+        raw: dict[str, Any] = {
+            "kind": kind.name,
+            "text": data.get("text", ""),
+            **kind.from_csv(cells),
             "explanation": data.get("explanation", ""),
             "source": data.get("source", ""),
         }
-        if data.get("correct"):
-            raw["correct_index"] = int(data["correct"])
         try:
             image = self._clean_image(data)
             self.question = replace(clean_question(raw), image=image)

@@ -35,8 +35,14 @@ def kind_of(question: Any) -> Kind:
     return KINDS.get(getattr(question, "kind", "") or DEFAULT, KINDS[DEFAULT])
 
 
-def kind_choices() -> list[tuple[str, str]]:
-    return [(kind.name, str(kind.label)) for kind in KINDS.values()]
+def kind_choices() -> list[tuple[str, Any]]:
+    """(name, label) of every kind, the labels translated when shown."""
+    return [(kind.name, kind.label) for kind in KINDS.values()]
+
+
+def kinds_with(**attributes: Any) -> list[str]:
+    """The names of the kinds whose attributes have these values (the editor shows a field for those)."""
+    return [kind.name for kind in KINDS.values() if all(getattr(kind, k) == v for k, v in attributes.items())]
 
 
 def read_kind(raw: Mapping[str, Any]) -> Kind:
@@ -58,6 +64,7 @@ __all__ = [
     "kind_choices",
     "kind_named",
     "kind_of",
+    "kinds_with",
     "parse_correct",
     "read_kind",
 ]

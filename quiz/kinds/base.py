@@ -103,6 +103,11 @@ class Kind:
     scored = True
     # Are its options shown in the room's own shuffled order (lobby.machine.option_order)?
     shuffled = True
+    # The editor (quiz/forms.py): does it fill the options A-F, and which of its fields holds the answer:
+    # "correct" (one option's radio), "correct_many" (a box per option), "truth" (true or false), "answers"
+    # (accepted answers), "number" (the value, its tolerance, min, max and unit), or none.
+    uses_options = True
+    answer_field = ""
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         raise NotImplementedError

@@ -34,6 +34,7 @@ def multi_credit(*, picked: set[int], right: set[int]) -> float:
 class Multi(Kind):
     name = "multi"
     label = gettext_lazy("Several right options")
+    answer_field = "correct_many"
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         options = clean_options(raw.get("options"))

@@ -52,6 +52,8 @@ def _cell_number(cell: Any) -> Any:
 class Number(Kind):
     name = "number"
     label = gettext_lazy("A number")
+    uses_options = False
+    answer_field = "number"
     shuffled = False
     tallied = False
 

@@ -55,6 +55,7 @@ def chosen_option(given: Mapping[str, Any], option_count: int) -> int:
 class Single(Kind):
     name = "single"
     label = gettext_lazy("One right option")
+    answer_field = "correct"
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         options = clean_options(raw.get("options"))

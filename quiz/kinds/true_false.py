@@ -17,6 +17,8 @@ TRUE, FALSE = 0, 1
 class TrueFalse(Kind):
     name = "true_false"
     label = gettext_lazy("True or false")
+    uses_options = False
+    answer_field = "truth"
     shuffled = False
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:

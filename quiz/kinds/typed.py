@@ -51,6 +51,8 @@ def typed_matches(typed: str, accepted: Sequence[str]) -> bool:
 class Typed(Kind):
     name = "typed"
     label = gettext_lazy("Type the answer")
+    uses_options = False
+    answer_field = "answers"
     shuffled = False
     tallied = False
 

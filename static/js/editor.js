@@ -40,3 +40,20 @@ for (const verdict of document.querySelectorAll("[data-question-block] .check-ve
   block.addEventListener("input", stale);
   block.addEventListener("change", stale);
 }
+
+// Each block shows the fields of its kind of question (the server reads only those; without this script every
+// field shows, and the others are ignored).
+function showKindFields(block) {
+  const select = block.querySelector("select[name$='-kind']");
+  if (!select) return;
+  for (const group of block.querySelectorAll("[data-for-kinds]")) {
+    group.hidden = !group.dataset.forKinds.split(" ").includes(select.value);
+  }
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches?.("select[name$='-kind']")) showKindFields(event.target.closest("[data-question-block]"));
+});
+for (const block of document.querySelectorAll("[data-question-block]")) showKindFields(block);
+new MutationObserver(() => {
+  for (const block of document.querySelectorAll("[data-question-block]")) showKindFields(block);
+}).observe(document.getElementById("question-blocks") || document.body, { childList: true });
