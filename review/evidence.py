@@ -43,6 +43,19 @@ def _letter_index(value: object) -> int | None:
     return None
 
 
+def asked_of(details: dict, question: Question) -> tuple[list[str], int, str]:
+    """(options, the marked one, what was asked) of the ask that decided a verdict: a question is checked as the
+    single-choice asks its kind makes of it (quiz/kind_checks.py; a `multi` question's are Yes/No, one per
+    option), recorded in the verdict's `details`. A verdict without them: the question's own options, "" asked."""
+    asks, index = details.get("asks"), details.get("decided_by")
+    if isinstance(asks, list) and isinstance(index, int) and 0 <= index < len(asks) and isinstance(asks[index], dict):
+        ask = asks[index]
+        options, marked = ask.get("options"), ask.get("correct_index")
+        if isinstance(options, list) and isinstance(marked, int):
+            return [str(option) for option in options], marked, str(ask.get("claim") or "")
+    return list(question.options), question.correct_index, ""
+
+
 def blind_summary(details: dict, options: list) -> str:
     """One line for a verdict's blind answer: P(marked), and the option the checker chose if it disagreed."""
     if isinstance(details.get("blind_missing"), dict):
@@ -119,7 +132,7 @@ def verdicts_evidence(*, question: Question) -> dict[str, Any]:
                 "score": NONE if v.score is None else f"{v.score:.3f}",
                 "threshold": f"{v.threshold:.2f}{'' if v.calibrated else ' (uncalibrated)'}",
                 "probabilities": ", ".join(f"{check} {p:.3f}" for check, p in sorted(v.probabilities.items())) or NONE,
-                "blind": blind_summary(v.details if isinstance(v.details, dict) else {}, question.options),
+                "blind": _verdict_blind(v, question),
                 "reason": " ".join(part for part in (v.reason, v.message) if part) or NONE,
                 "model_changed": model_changed_note(v.model_id, v.requested_model_id),
             }
@@ -128,27 +141,36 @@ def verdicts_evidence(*, question: Question) -> dict[str, Any]:
     }
 
 
+def _verdict_blind(verdict: Verdict, question: Question) -> str:
+    details = verdict.details if isinstance(verdict.details, dict) else {}
+    options, _marked, asked = asked_of(details, question)
+    summary = blind_summary(details, options)
+    return f"{asked} {summary}" if asked and summary != NONE else summary
+
+
 def blind_evidence(*, question: Question) -> dict[str, Any]:
-    """The latest verdict's blind answer, said plainly: which option the checker chose without the answer."""
+    """The latest verdict's blind answer, said plainly: which option the checker chose without the answer (of
+    the ask that decided the verdict: a true/false question's True or False, a `multi` question's Yes or No)."""
     verdict = Verdict.objects.filter(question=question).exclude(details={}).order_by("-created_at", "-id").first()
     details = verdict.details if verdict is not None and isinstance(verdict.details, dict) else {}
+    options, marked, asked = asked_of(details, question)
     chose = details.get("checker_chose")
     index = _letter_index(chose)
     if index is not None:
-        options = question.options
         return {
             "chose": chose,
             "chose_text": options[index] if index < len(options) else details.get("checker_chose_text", ""),
             "chose_probability": rate(details.get("checker_chose_probability")),
-            "marked": OPTION_LETTERS[question.correct_index],
-            "marked_text": question.options[question.correct_index],
+            "marked": OPTION_LETTERS[marked] if 0 <= marked < len(OPTION_LETTERS) else "?",
+            "marked_text": options[marked] if 0 <= marked < len(options) else "",
             "marked_probability": rate((details.get("blind") or {}).get("marked_probability")),
+            "asked": asked,
         }
     if "blind_missing" in details:
         missing = details["blind_missing"] if isinstance(details["blind_missing"], dict) else {}
         return {"missing": missing.get("reason", "unknown")}
     if isinstance(details.get("blind"), dict):
-        return {"summary": blind_summary(details, question.options)}
+        return {"summary": blind_summary(details, options)}
     return {}
 
 

@@ -26,14 +26,14 @@ from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
 from quiz.events import generation_changed
 from quiz.exceptions import QuizError
 from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
-from quiz.kinds import kind_of
+from quiz.kind_checks import AskedQuestion, asked_question, question_check
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
 from quiz.selectors import generation_snapshot
 from quiz.validation import LANGUAGES
 from verifier import causes
 from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
-from verifier.gate import ROUND_BUDGET, Gate, GateDecision, GateItem
+from verifier.gate import ROUND_BUDGET, Gate, GateDecision
 from verifier.models import Verdict, VerdictOutcome
 from verifier.registry import gate_enabled
 from verifier.services import verdict_record
@@ -241,10 +241,11 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
             # Nothing more is being written: every check has one call budget (VERIFIER_TIMEOUT) from now.
             gate.seal(writing=False)
 
-            async def one(question_id: int, item: GateItem) -> tuple[int, GateDecision]:
-                return question_id, await gate.check(item)
+            async def one(question_id: int, asked: AskedQuestion) -> tuple[int, GateDecision]:
+                # Every ask of the question at once (quiz/kind_checks.py); one verdict for the question.
+                return question_id, await question_check(gate, asked)
 
-            tasks = [asyncio.create_task(one(question_id, item)) for question_id, item in items]
+            tasks = [asyncio.create_task(one(question_id, asked)) for question_id, asked in items]
             try:
                 for finished in asyncio.as_completed(tasks):
                     question_id, decision = await finished
@@ -266,7 +267,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
     return decisions
 
 
-def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | None:
+def _check_start(*, job_id: int) -> tuple[list[tuple[int, AskedQuestion]], Gate] | None:
     job = GenerationJob.objects.filter(pk=job_id, kind=JobKind.CHECK).first()
     if job is None or job.round_id is None:
         return None
@@ -289,26 +290,13 @@ def _check_start(*, job_id: int) -> tuple[list[tuple[int, GateItem]], Gate] | No
         return None
     job_broadcast(job_id)
     questions: list[Question] = [entry.question for entry in job.round.entries.select_related("question")]
+    language = LANGUAGES.get(job.round.language, "")
     items = []
     for question in questions:
-        # What the checker is asked about each kind (quiz/kinds); a kind it does not check stays "not checked".
-        asked = kind_of(question).gate_item(question)
-        if asked is None:
-            continue
-        options, correct_index = asked
-        items.append(
-            (
-                question.pk,
-                GateItem(
-                    key=f"q{question.pk}",
-                    text=question.text,
-                    options=options,
-                    correct_index=correct_index,
-                    explanation=question.explanation,
-                    language=LANGUAGES.get(job.round.language, ""),
-                ),
-            )
-        )
+        # What the checker is asked about each kind (quiz/kinds); a kind it is not asked about stays "not checked".
+        asked = asked_question(question, key=f"q{question.pk}", language=language)
+        if asked.asks:
+            items.append((question.pk, asked))
     return items, gate
 
 

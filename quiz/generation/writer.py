@@ -44,10 +44,11 @@ from quiz.generation.writer_messages import (
     short_message,
     ungated_message,
 )
+from quiz.kind_checks import asked_question, question_check
 from quiz.models import CheckStatus
 from verifier import causes
 from verifier import conf as gate_conf
-from verifier.gate import MODEL_CHANGED, Gate, GateItem
+from verifier.gate import MODEL_CHANGED, Gate
 
 logger = logging.getLogger(__name__)
 
@@ -279,16 +280,9 @@ class RoundWriter:
     async def _check(self, candidate: Candidate) -> None:
         data = candidate.data
         started = time.monotonic()
-        candidate.decision = await self.gate.check(
-            GateItem(
-                key=candidate.key,
-                text=data.text,
-                options=data.options,
-                correct_index=data.correct_index,
-                explanation=data.explanation,
-                language=LANGUAGES.get(self.spec.language, ""),
-            )
-        )
+        # Each kind's asks (quiz/kinds), checked at once; the worst decides. A kind with none is played unchecked.
+        asked = asked_question(data, key=candidate.key, language=LANGUAGES.get(self.spec.language, ""))
+        candidate.decision = await question_check(self.gate, asked)
         self.timeline.checks.append((started, time.monotonic()))
         self.progress.checked += 1
         if not candidate.decision.playable:

@@ -11,7 +11,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, Judged, Kind, Shape
+from quiz.kinds.base import BadAnswer, GateAsk, Judged, Kind, Shape
 from quiz.kinds.multi import Multi
 from quiz.kinds.number import Number
 from quiz.kinds.order import Order
@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT",
     "KINDS",
     "BadAnswer",
+    "GateAsk",
     "Judged",
     "Kind",
     "Shape",

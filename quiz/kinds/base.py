@@ -25,6 +25,7 @@ MAX_OPTION = 120
 
 
 class Held(Protocol):
+    text: str
     options: Sequence[str]
     correct_index: int
     key: Mapping[str, Any]
@@ -50,6 +51,29 @@ class Judged:
     response: Any
     credit: float
     right: bool
+
+
+@dataclass(frozen=True)
+class GateAsk:
+    """One single-choice question the checker is asked about a question (verifier.gate.GateItem takes it as
+    it is, with the question's explanation): `text`, its `options` and the one marked right. A kind the checker
+    cannot ask about as one such question is asked several (one per option of a `multi`, ...); the question's
+    verdict is the worst of theirs (quiz/kind_checks.py). `claim` is what this ask asks about the question, for
+    the host's and the reviewer's words ("" when `text` is the question itself)."""
+
+    text: str
+    options: tuple[str, ...]
+    correct_index: int
+    claim: str = ""
+
+
+YES, NO = 0, 1
+YES_NO = ("Yes", "No")
+
+
+def yes_no_ask(question: Held, claim: str, *, yes: bool = True) -> GateAsk:
+    """Is `claim` true of the question? Asked as "{question} — {claim}", Yes or No, the one `yes` says marked."""
+    return GateAsk(text=f"{question.text} — {claim}", options=YES_NO, correct_index=YES if yes else NO, claim=claim)
 
 
 class BadAnswer(Exception):
@@ -177,10 +201,10 @@ class Kind:
         """A stored answer in words (the round's letters, not a room's)."""
         raise NotImplementedError
 
-    def gate_item(self, question: Held) -> tuple[tuple[str, ...], int] | None:
-        """The options and the marked one the checker is asked about, or None: the checker does not check this
-        kind, and its questions are marked unchecked."""
-        return None
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        """What the checker is asked about the question, as single-choice questions (each with the question's
+        explanation); none: the checker does not check this kind, and its questions stay "not checked"."""
+        return []
 
 
 def letters(indexes: Sequence[int]) -> str:

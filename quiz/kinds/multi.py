@@ -14,6 +14,7 @@ from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import (
     OPTION_LETTERS,
     BadAnswer,
+    GateAsk,
     Held,
     Judged,
     Kind,
@@ -22,6 +23,7 @@ from quiz.kinds.base import (
     letters,
     option_words,
     whole_number,
+    yes_no_ask,
 )
 
 
@@ -101,3 +103,11 @@ class Multi(Kind):
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return letters(response or [])
+
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        # One ask per option: is it one of the right answers? Yes is marked for a right one, No for a wrong one.
+        right = set(question.key["correct_indexes"])
+        return [
+            yes_no_ask(question, f"Is “{option}” one of the right answers?", yes=index in right)
+            for index, option in enumerate(question.options)
+        ]

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, Held, Judged, Kind, Shape, clean_text
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, yes_no_ask
 
 MAX_UNIT = 20
 
@@ -126,3 +126,9 @@ class Number(Kind):
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return "?" if response is None else f"{response} {question.key.get('unit', '')}".strip()
+
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        key = question.key
+        value = " ".join(part for part in (str(_tidy(key["answer"])), key["unit"]) if part)
+        band = f" (within ± {_tidy(key['tolerance'])})" if key["tolerance"] else ""
+        return [yes_no_ask(question, f"Is {value} right{band}?")]

@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from quiz.kinds.base import BadAnswer, Held, Judged, Kind, Shape, clean_options, whole_number
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_options, whole_number, yes_no_ask
 
 MIN_ITEMS = 3
 
@@ -69,3 +69,6 @@ class Order(Kind):
     def response_text(self, question: Held, option: int, response: Any) -> str:
         items = question.options
         return " > ".join(items[i] if 0 <= i < len(items) else "?" for i in response or ())
+
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        return [yes_no_ask(question, f"Is this the right order: {' → '.join(question.options)}?")]

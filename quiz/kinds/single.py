@@ -10,6 +10,7 @@ from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import (
     OPTION_LETTERS,
     BadAnswer,
+    GateAsk,
     Held,
     Judged,
     Kind,
@@ -108,5 +109,5 @@ class Single(Kind):
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return option_words(question, option)
 
-    def gate_item(self, question: Held) -> tuple[tuple[str, ...], int] | None:
-        return tuple(question.options), question.correct_index
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        return [GateAsk(text=question.text, options=tuple(question.options), correct_index=question.correct_index)]

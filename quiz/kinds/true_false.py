@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import Held, Judged, Kind, Shape
+from quiz.kinds.base import GateAsk, Held, Judged, Kind, Shape
 from quiz.kinds.single import chosen_option
 
 TRUE, FALSE = 0, 1
@@ -80,6 +80,6 @@ class TrueFalse(Kind):
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return {TRUE: "true", FALSE: "false"}.get(option, "?")
 
-    def gate_item(self, question: Held) -> tuple[tuple[str, ...], int] | None:
+    def gate_asks(self, question: Held) -> list[GateAsk]:
         # The checker is asked as of a two-option question: is the statement's marked truth value right?
-        return ("True", "False"), self._correct(question)
+        return [GateAsk(text=question.text, options=("True", "False"), correct_index=self._correct(question))]

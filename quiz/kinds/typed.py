@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 from rapidfuzz.distance import OSA
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, Held, Judged, Kind, Shape, clean_text
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, yes_no_ask
 
 MAX_ANSWERS = 10
 MAX_TYPED = 100
@@ -120,3 +120,7 @@ class Typed(Kind):
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return response if isinstance(response, str) else "?"
+
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        # One ask per accepted answer: a wrong one would mark a wrong answer right.
+        return [yes_no_ask(question, f"Is “{answer}” a right answer?") for answer in question.key["answers"]]

@@ -36,27 +36,25 @@ class EvalItem:
 
 
 def pack_items(*, directory: Path | None = None) -> list[EvalItem]:
-    """Every sample pack question the checker checks, as the gate asks about it (quiz/kinds: a true/false one as
-    two options), and its two bad copies (marked option moved; explanation false)."""
+    """Every ask the gate sends about a sample pack question (quiz/kinds: a true/false one as two options, a
+    `multi` one as a Yes/No ask per option, ...; a poll none), each an item, and its two bad copies (marked option
+    moved; explanation false)."""
     items: list[EvalItem] = []
     for path in sorted((directory or PACK_DIRECTORY).glob("*.json")):
         pack = pack_file_read(path)
         language = LANGUAGES.get(pack.language, "")
         for question in pack.questions:
-            asked = kind_of(question).gate_item(question)
-            if asked is None:
-                continue  # a kind the checker does not check
-            options, correct_index = asked
-            base = EvalItem(
-                text=question.text,
-                options=tuple(options),
-                correct_index=correct_index,
-                explanation=question.explanation,
-                label=GOOD,
-                kind=AS_WRITTEN,
-                language=language,
-            )
-            items.extend(bad_copies(base))
+            for ask in kind_of(question).gate_asks(question):
+                base = EvalItem(
+                    text=ask.text,
+                    options=tuple(ask.options),
+                    correct_index=ask.correct_index,
+                    explanation=question.explanation,
+                    label=GOOD,
+                    kind=AS_WRITTEN,
+                    language=language,
+                )
+                items.extend(bad_copies(base))
     return items
 
 

@@ -79,6 +79,21 @@ def test_the_default_set_is_every_pack_question_and_two_bad_copies():
     assert third.explanation != first.explanation and third.correct_index == first.correct_index
 
 
+def test_the_default_set_is_what_the_gate_asks_of_each_kind_and_no_poll():
+    items = pack_items()
+    nine = [
+        item for item in items if item.text == "Which of these numbers are prime? — Is “9” one of the right answers?"
+    ]
+    # A several-right question is asked one Yes/No question per option: 9 is not prime, so No is marked.
+    assert [(item.kind, item.options, item.correct_index, item.label) for item in nine] == [
+        (checker_eval.AS_WRITTEN, ("Yes", "No"), 1, GOOD),
+        (checker_eval.MOVED, ("Yes", "No"), 0, DEFECTIVE),
+        (checker_eval.FALSE_EXPLANATION, ("Yes", "No"), 1, DEFECTIVE),
+    ]
+    assert any(item.text.endswith("— Is “Morocco” a right answer?") for item in items)
+    assert not any(item.text.startswith("Which would you rather explore?") for item in items)
+
+
 def test_a_false_explanation_names_a_wrong_option():
     assert (
         checker_eval.falsified_explanation("Jupiter is the largest planet.", ("Earth", "Jupiter", "Mars"), 1)
