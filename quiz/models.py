@@ -137,6 +137,11 @@ class JobKind(models.TextChoices):
     CHECK = "check", "Check a round"
 
 
+def default_kinds() -> list[str]:
+    """A generation job's kinds of question unless the host ticks others: the default kind alone."""
+    return [DEFAULT]
+
+
 class GenerationJob(models.Model):
     """One request for a model-written round, or for a check of an existing round's questions; its progress is
     stored so a reloaded page can show it."""
@@ -148,6 +153,8 @@ class GenerationJob(models.Model):
     language = models.CharField(max_length=10, default="en")
     source_text = models.TextField(blank=True)
     source_name = models.CharField(max_length=200, blank=True)
+    # The kinds of question the writer writes (quiz/kinds names, in the registry's order), as the host ticked them.
+    kinds = models.JSONField(default=default_kinds)
     status = models.CharField(
         max_length=10, choices=GenerationStatus.choices, default=GenerationStatus.QUEUED, db_index=True
     )

@@ -9,6 +9,7 @@ a transaction never spans an `await`.
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from quiz.generation.limits import generation_admission
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
 from quiz.generation.writer import RoundWriter, WriteOutcome, WriterProgress
 from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
+from quiz.kinds import DEFAULT, KINDS
 from quiz.models import GenerationJob, GenerationStatus, Provenance, Question
 from quiz.selectors import generation_snapshot
 from quiz.services import question_create, round_create
@@ -58,8 +60,10 @@ def generation_job_create(
     source_text: str = "",
     source_name: str = "",
     client_network: str = "",
+    kinds: Sequence[str] = (DEFAULT,),
 ) -> GenerationJob:
-    """Raises GenerationLimited (quiz/generation/limits.py) when this session, network or site may not start one now."""
+    """Raises GenerationLimited (quiz/generation/limits.py) when this session, network or site may not start one now.
+    `kinds`: the kinds of question to write (quiz/kinds names), at least one."""
     topic = " ".join(topic.split())
     source_text = source_text.strip()
     if not owner_key:
@@ -80,6 +84,10 @@ def generation_job_create(
         raise QuizError("Pick a language from the list.")
     if len(source_text) > conf.source_max_chars():
         raise QuizError(f"The source text is longer than {conf.source_max_chars():,} characters.")
+    if not kinds:
+        raise QuizError("Tick at least one kind of question.")
+    if unknown := sorted(set(kinds) - set(KINDS)):
+        raise QuizError(f"Unknown kinds of question: {', '.join(unknown)} (one of: {', '.join(KINDS)}).")
     with generation_admission(client_network=client_network, owner_key=owner_key):
         return GenerationJob.objects.create(
             owner_key=owner_key,
@@ -90,6 +98,7 @@ def generation_job_create(
             language=language,
             source_text=source_text,
             source_name=source_name[:200],
+            kinds=[name for name in KINDS if name in kinds],
             model_id=conf.writer_model(),
         )
 
@@ -197,6 +206,8 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate] | No
         difficulty=job.difficulty,
         language=job.language,
         source_text=job.source_text or None,
+        # A kind no longer in the registry is left out; none left, the default.
+        kinds=tuple(name for name in KINDS if name in job.kinds) or (DEFAULT,),
     )
     return spec, conf.writer_config(), gate
 
@@ -320,5 +331,6 @@ def generation_retry(*, job_id: int, owner_key: str, client_network: str = "") -
         source_text=job.source_text,
         source_name=job.source_name,
         client_network=client_network,
+        kinds=job.kinds,
     )
     return fresh

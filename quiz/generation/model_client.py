@@ -4,7 +4,7 @@ HTTP client (never decoded, capped), retried with backoff inside each attempt's 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 import openai
@@ -13,6 +13,7 @@ from core import metrics
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
 from quiz.generation.prompts import STRING_LENGTH_KEYWORDS, question_schema
+from quiz.kinds import DEFAULT
 from verifier.backends.replies import ReplyRefused, guarded_http_client
 
 logger = logging.getLogger(__name__)
@@ -38,9 +39,13 @@ class ModelClient:
     when the server rejects it, and streams the reply's text. A deadline that passes is a `TimeoutError`: the
     attempt was too slow, and the writer decides whether another one runs."""
 
-    def __init__(self, *, config: WriterConfig, grounded: bool, client: Any = None) -> None:
+    def __init__(
+        self, *, config: WriterConfig, grounded: bool, kinds: Sequence[str] = (DEFAULT,), client: Any = None
+    ) -> None:
         self.config = config
         self.grounded = grounded
+        # The kinds of question the schema lets the model write.
+        self.kinds = tuple(kinds)
         self.schema: SchemaLevel = "bounded"
         self.tokens_param = "max_tokens"
         # Ask for the token usage in the stream's last chunk (counted in the metrics); off for a server that refuses it.
@@ -84,7 +89,9 @@ class ModelClient:
                 "json_schema": {
                     "name": "quiz_round",
                     "strict": True,
-                    "schema": question_schema(grounded=self.grounded, lengths=self.schema == "bounded"),
+                    "schema": question_schema(
+                        grounded=self.grounded, lengths=self.schema == "bounded", kinds=self.kinds
+                    ),
                 },
             }
         return request

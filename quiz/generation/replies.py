@@ -6,9 +6,13 @@ import itertools
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from quiz.exceptions import InvalidQuestion
+from quiz.kinds import DEFAULT, read_kind
 from quiz.validation import MAX_SOURCE, QuestionData, clean_question
 
 # A question sits at most this deep in a reply ({"quiz": {"questions": [{...}]}} and a stray brace): deeper
@@ -158,13 +162,21 @@ def _questions_in(value: Any) -> list[Any] | None:
     return None
 
 
-def clean_item(raw: Any, *, grounded: bool) -> QuestionData:
-    """One model item through the project's one validation; raises InvalidQuestion with the reason."""
+def clean_item(raw: Any, *, grounded: bool, kinds: Sequence[str] = (DEFAULT,)) -> QuestionData:
+    """One model item through the project's one validation; raises InvalidQuestion with the reason. Its `kind`
+    (none: the default) must be one of `kinds`, those the host asked for; only the fields that kind's schema
+    names are read (never a picture or a source the model made up)."""
     if not isinstance(raw, dict):
         return clean_question(raw)  # refused: "a question must be an object"
-    item = {key: raw[key] for key in ("question", "text", "options", "correct_index", "correct") if key in raw}
-    if "correct_index" not in item and "correct" not in item and "answer_index" in raw:
-        item["correct_index"] = raw["answer_index"]
+    kind = read_kind(raw)
+    if kind.name not in kinds:
+        raise InvalidQuestion(
+            _("a question of kind %(kind)r, which this round did not ask for (asked for: %(kinds)s)")
+            % {"kind": kind.name, "kinds": ", ".join(kinds)}
+        )
+    item = {key: raw[key] for key in ("question", "text") if key in raw}
+    item |= kind.from_writer(raw)
+    item["kind"] = kind.name
     item["explanation"] = raw.get("explanation") or ""
     if grounded:
         support = raw.get("support")

@@ -5,6 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_ip import client_ip_from_request, client_network
@@ -19,6 +20,7 @@ from quiz.generation.limits import GenerationLimited
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
 from quiz.generation.runner import generation_enqueue
 from quiz.generation.uploads import generation_source_from_upload
+from quiz.kinds import DEFAULT, kind_choices
 from quiz.models import GenerationJob, JobKind
 from quiz.selectors import generation_round_questions, generation_snapshot
 from quiz.tokens import generation_token
@@ -53,6 +55,17 @@ class GenerateForm(forms.Form):
     difficulty = forms.ChoiceField(choices=[(key, key.capitalize()) for key in DIFFICULTIES], initial="medium")
     # The page's language unless the host picks another.
     language = forms.ChoiceField(choices=list(LANGUAGES.items()), initial=_page_language)
+    # Every kind the registry has, each by its label in the page's language; the writer mixes those ticked.
+    kinds = forms.MultipleChoiceField(
+        label=gettext_lazy("Question kinds"),
+        choices=kind_choices,
+        initial=[DEFAULT],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    # Sent with the checkboxes, which send nothing when none is ticked: a post with it and no kind is refused,
+    # one without it (from a script, or a page from before kinds) writes the default kind.
+    kinds_shown = forms.CharField(required=False, initial="1", widget=forms.HiddenInput)
     source_text = forms.CharField(
         label="Source text (optional)",
         required=False,
@@ -63,6 +76,11 @@ class GenerateForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        if not data.get("kinds") and "kinds" not in self.errors:
+            if data.get("kinds_shown"):
+                self.add_error("kinds", _("Tick at least one kind of question."))
+            else:
+                data["kinds"] = [DEFAULT]
         upload = data.get("source_file")
         if upload:
             if upload.size > conf.upload_max_bytes():
@@ -107,6 +125,7 @@ def generate_new(request: HttpRequest) -> HttpResponse:
                 source_text=data.get("source_text") or "",
                 source_name=upload.name if upload else "",
                 client_network=_client_network(request),
+                kinds=data["kinds"],
             )
         except GenerationLimited as error:
             form.add_error(None, str(error))

@@ -123,7 +123,9 @@ class RoundWriter:
     async def run(self) -> WriteOutcome:
         loop = asyncio.get_running_loop()
         self.timeline.started = time.monotonic()
-        model = ModelClient(config=self.config, grounded=self.spec.grounded, client=self._client_override)
+        model = ModelClient(
+            config=self.config, grounded=self.spec.grounded, kinds=self.spec.kinds, client=self._client_override
+        )
         self._model = model
         # The budget runs from the first request on: the first attempt always gets its own deadline in full
         # when the budget is at least that long.
@@ -244,7 +246,7 @@ class RoundWriter:
         self.progress.written += 1
         number = self.progress.written
         try:
-            data = clean_item(raw, grounded=self.spec.grounded)
+            data = clean_item(raw, grounded=self.spec.grounded, kinds=self.spec.kinds)
         except InvalidQuestion as error:
             self.progress.invalid += 1
             self.invalid_reasons.append(str(error))

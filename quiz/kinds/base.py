@@ -8,7 +8,11 @@ others) and `key` (what else the kind keeps: the accepted answers, the right val
 any of the three: they read only those attributes.
 
 What must stay secret until the reveal is whatever `public` leaves out: a phone's question frame is built from
-`public`, its reveal from `reveal`."""
+`public`, its reveal from `reveal`.
+
+How a model is asked to write one (quiz/generation/prompts.py builds the prompt and the reply's JSON schema from
+these): `writer_noun` and `writer_hint` for the instructions, `writer_example` and `writer_schema` for the shape of
+its own fields, and `from_writer` to take those fields, and only those, from what the model wrote."""
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -117,6 +121,24 @@ def whole_number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def text_schema(max_length: int, *, min_length: int = 1, lengths: bool = True) -> dict[str, Any]:
+    """A JSON-Schema string; `lengths=False` leaves its lengths out, for servers that refuse string lengths."""
+    schema: dict[str, Any] = {"type": "string"}
+    if lengths:
+        schema.update({"minLength": min_length} if min_length else {}, maxLength=max_length)
+    return schema
+
+
+def options_schema(*, minimum: int = MIN_OPTIONS, lengths: bool = True) -> dict[str, Any]:
+    """The JSON-Schema of what `clean_options` accepts (its distinctness aside: a schema cannot fold case)."""
+    return {
+        "type": "array",
+        "items": text_schema(MAX_OPTION, lengths=lengths),
+        "minItems": minimum,
+        "maxItems": MAX_OPTIONS,
+    }
+
+
 class Kind:
     """The defaults are those of a question answered by picking one of its options."""
 
@@ -133,8 +155,26 @@ class Kind:
     uses_options = True
     answer_field = ""
 
+    # What the writer's instructions call questions of this kind ("multiple-choice questions").
+    writer_noun = ""
+    # One line telling the model how to write one of its own fields.
+    writer_hint = ""
+    # Its own fields as the instructions show them, in the order of `writer_schema`.
+    writer_example: Mapping[str, Any] = {}
+
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         raise NotImplementedError
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        """The JSON-Schema of its own fields as a model writes them (after "question", before "explanation"), by
+        name, each required, bounded as `clean` bounds them as far as a schema can; `lengths=False` leaves string
+        lengths out."""
+        raise NotImplementedError
+
+    def from_writer(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The fields of a model's item that `clean` is given: those its schema names, never a picture or a
+        source the model made up."""
+        return {name: raw[name] for name in self.writer_schema(lengths=False) if name in raw}
 
     def as_json(self, question: Held) -> dict[str, Any]:
         """Its own fields in the round JSON (after "question"; `kind` is added for every kind but `single`)."""

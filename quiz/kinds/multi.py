@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import (
+    MAX_OPTIONS,
     OPTION_LETTERS,
     BadAnswer,
     GateAsk,
@@ -22,6 +23,7 @@ from quiz.kinds.base import (
     clean_options,
     letters,
     option_words,
+    options_schema,
     whole_number,
     yes_no_ask,
 )
@@ -37,6 +39,12 @@ class Multi(Kind):
     name = "multi"
     label = gettext_lazy("Several right options")
     answer_field = "correct_many"
+    writer_noun = "multiple-choice questions with several right options"
+    writer_hint = (
+        "Each question has 4 to 6 options, at least one and usually two or three of them correct, no two options "
+        "alike; correct_indexes lists the 0-based position of every correct option, each once."
+    )
+    writer_example = {"options": ["...", "...", "...", "..."], "correct_indexes": [0, 2]}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         options = clean_options(raw.get("options"))
@@ -48,6 +56,18 @@ class Multi(Kind):
         if len(set(marked)) != len(marked):
             raise InvalidQuestion(_("correct_indexes names an option twice"))
         return Shape(options=options, key={"correct_indexes": sorted(marked)})
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        # Positions past this question's options, or named twice, are refused by `clean`: a schema cannot say so.
+        return {
+            "options": options_schema(lengths=lengths),
+            "correct_indexes": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": MAX_OPTIONS - 1},
+                "minItems": 1,
+                "maxItems": MAX_OPTIONS,
+            },
+        }
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"options": list(question.options), "correct_indexes": list(question.key["correct_indexes"])}

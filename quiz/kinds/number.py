@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, yes_no_ask
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, text_schema, yes_no_ask
 
 MAX_UNIT = 20
 
@@ -56,6 +56,13 @@ class Number(Kind):
     answer_field = "number"
     shuffled = False
     tallied = False
+    writer_noun = "questions whose answer is a number"
+    writer_hint = (
+        "The answer is a number, held in answer; min and max bound the slider the player answers with (min below "
+        "max, the answer between them and not always in the middle); tolerance is how far off still scores (0: "
+        'exact only); unit is the answer\'s unit, or "".'
+    )
+    writer_example = {"answer": 1969, "tolerance": 0, "min": 1900, "max": 2000, "unit": ""}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         fields = {}
@@ -73,6 +80,16 @@ class Number(Kind):
             raise InvalidQuestion(_("a number question's answer must lie between its min and max"))
         unit = clean_text(raw.get("unit", ""), field=_("unit"), max_length=MAX_UNIT, required=False)
         return Shape(key={"answer": answer, "tolerance": tolerance, "min": low, "max": high, "unit": unit})
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        # min below max and the answer between them are `clean`'s to check: a schema cannot compare two fields.
+        return {
+            "answer": {"type": "number"},
+            "tolerance": {"type": "number", "minimum": 0},
+            "min": {"type": "number"},
+            "max": {"type": "number"},
+            "unit": text_schema(MAX_UNIT, min_length=0, lengths=lengths),
+        }
 
     def as_json(self, question: Held) -> dict[str, Any]:
         key = question.key

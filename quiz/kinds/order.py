@@ -9,7 +9,18 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_options, whole_number, yes_no_ask
+from quiz.kinds.base import (
+    BadAnswer,
+    GateAsk,
+    Held,
+    Judged,
+    Kind,
+    Shape,
+    clean_options,
+    options_schema,
+    whole_number,
+    yes_no_ask,
+)
 
 MIN_ITEMS = 3
 
@@ -25,9 +36,18 @@ class Order(Kind):
     name = "order"
     label = gettext_lazy("Put in order")
     tallied = False
+    writer_noun = "put-in-order questions"
+    writer_hint = (
+        "The question asks for 3 to 6 items to be put in order and says which order (oldest first, smallest "
+        "first, ...); items lists them in that right order, no two alike."
+    )
+    writer_example = {"items": ["...", "...", "..."]}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         return Shape(options=clean_options(raw.get("items"), field=_("items"), minimum=MIN_ITEMS))
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        return {"items": options_schema(minimum=MIN_ITEMS, lengths=lengths)}
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"items": list(question.options)}

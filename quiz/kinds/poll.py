@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy
 
-from quiz.kinds.base import Held, Judged, Kind, Shape, clean_options, distribution, option_words
+from quiz.kinds.base import Held, Judged, Kind, Shape, clean_options, distribution, option_words, options_schema
 from quiz.kinds.single import chosen_option
 
 
@@ -14,9 +14,19 @@ class Poll(Kind):
     name = "poll"
     label = gettext_lazy("Poll (no right answer)")
     scored = False
+    writer_noun = "polls (no right answer)"
+    writer_hint = (
+        "A poll asks the room for an opinion or a preference: 2 to 6 options, none of them right, no two alike; "
+        "its explanation is one short line on what it asks, or empty; its support, in a round from a source text, "
+        "is the sentence it asks about."
+    )
+    writer_example = {"options": ["...", "..."]}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         return Shape(options=clean_options(raw.get("options")))
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        return {"options": options_schema(lengths=lengths)}
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"options": list(question.options)}

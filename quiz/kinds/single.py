@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import (
+    MAX_OPTIONS,
     OPTION_LETTERS,
     BadAnswer,
     GateAsk,
@@ -18,6 +19,7 @@ from quiz.kinds.base import (
     clean_options,
     distribution,
     option_words,
+    options_schema,
     whole_number,
 )
 
@@ -57,6 +59,12 @@ class Single(Kind):
     name = "single"
     label = gettext_lazy("One right option")
     answer_field = "correct"
+    writer_noun = "multiple-choice questions"
+    writer_hint = (
+        "Each question has 4 options (2 to 6 allowed), exactly one of them correct, no two options alike; "
+        "correct_index is the 0-based position of the correct option; vary that position across questions."
+    )
+    writer_example = {"options": ["...", "..."], "correct_index": 0}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         options = clean_options(raw.get("options"))
@@ -71,6 +79,22 @@ class Single(Kind):
         else:
             correct = parse_correct(raw.get("correct"), len(options))
         return Shape(options=options, correct_index=correct)
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        # The index is checked against the actual count afterwards: a schema cannot tie it to the list's length.
+        return {
+            "options": options_schema(lengths=lengths),
+            "correct_index": {"type": "integer", "minimum": 0, "maximum": MAX_OPTIONS - 1},
+        }
+
+    def from_writer(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        # A model writing without the schema may mark its answer as a letter, or as "answer_index".
+        fields = super().from_writer(raw)
+        if "correct" in raw:
+            fields["correct"] = raw["correct"]
+        if "correct_index" not in fields and "correct" not in fields and "answer_index" in raw:
+            fields["correct_index"] = raw["answer_index"]
+        return fields
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"options": list(question.options), "correct": OPTION_LETTERS[question.correct_index]}

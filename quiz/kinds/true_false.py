@@ -20,6 +20,12 @@ class TrueFalse(Kind):
     uses_options = False
     answer_field = "truth"
     shuffled = False
+    writer_noun = "true-or-false statements"
+    writer_hint = (
+        "The question is a statement that is plainly either true or false; answer is true or false (a JSON "
+        "boolean); make about half of them false."
+    )
+    writer_example = {"answer": False}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         answer = raw.get("answer")
@@ -28,6 +34,9 @@ class TrueFalse(Kind):
         if not isinstance(answer, bool):
             raise InvalidQuestion(_("a true/false question's answer must be true or false"))
         return Shape(key={"answer": answer})
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        return {"answer": {"type": "boolean"}}
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"answer": question.key["answer"]}

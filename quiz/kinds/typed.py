@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 from rapidfuzz.distance import OSA
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, yes_no_ask
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, text_schema, yes_no_ask
 
 MAX_ANSWERS = 10
 MAX_TYPED = 100
@@ -55,6 +55,12 @@ class Typed(Kind):
     answer_field = "answers"
     shuffled = False
     tallied = False
+    writer_noun = "questions answered by typing"
+    writer_hint = (
+        "The answer is short (a word, a name or a number) and the player types it; answers lists every spelling "
+        f"that must count as right, the usual one first (1 to {MAX_ANSWERS})."
+    )
+    writer_example = {"answers": ["...", "..."]}
 
     def clean(self, raw: Mapping[str, Any]) -> Shape:
         answers = raw.get("answers")
@@ -71,6 +77,16 @@ class Typed(Kind):
         if not all(fold(answer) for answer in cleaned):
             raise InvalidQuestion(_("an accepted answer has no letters or digits"))
         return Shape(key={"answers": cleaned})
+
+    def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
+        return {
+            "answers": {
+                "type": "array",
+                "items": text_schema(MAX_TYPED, lengths=lengths),
+                "minItems": 1,
+                "maxItems": MAX_ANSWERS,
+            }
+        }
 
     def as_json(self, question: Held) -> dict[str, Any]:
         return {"answers": list(question.key["answers"])}

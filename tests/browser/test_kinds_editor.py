@@ -36,7 +36,9 @@ def test_the_editor_shows_each_questions_own_fields_in_every_language(live_url, 
             block = blocks.nth(index)
             expect(block.get_by_label(picker)).to_have_value(kind)
             # Only its own fields: an option list for those with options, the right number for a number, ...
-            expect(block.locator("fieldset.options")).to_be_visible(visible=kind in ("single", "multi", "order", "poll"))
+            expect(block.locator("fieldset.options")).to_be_visible(
+                visible=kind in ("single", "multi", "order", "poll")
+            )
             expect(block.get_by_label(number_field)).to_be_visible(visible=kind == "number")
         check_page(page, f"kinds-editor-{language}-{width}", scrolls=True)
         # A blank block made a number question: its number fields appear, its options go.

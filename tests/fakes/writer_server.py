@@ -22,7 +22,7 @@ import pytest
 from tests.fakes import bombs
 from tests.fakes.model_server import ModelServer, Reply, Request, chat_completions_handler
 
-__all__ = ["Turn", "WriterScript", "WriterServer", "good_question", "writer_server"]
+__all__ = ["Turn", "WriterScript", "WriterServer", "good_question", "kind_question", "mixed", "writer_server"]
 
 ASKED = re.compile(r"Write (\d+) quiz questions")
 
@@ -37,6 +37,44 @@ def good_question(request_number: int, index: int, *, grounded: bool = False) ->
     if grounded:
         item["support"] = f"Sentence {index} of the source says so."
     return item
+
+
+def _kind_fields(kind: str, request_number: int, index: int) -> dict[str, Any]:
+    tag = f"{request_number}.{index}"
+    return {
+        "single": lambda: {"options": [f"Right {tag}", f"Wrong {tag}", f"Other {tag}"], "correct_index": 0},
+        "true_false": lambda: {"answer": index % 3 != 0},
+        "multi": lambda: {
+            "options": [f"Yes {tag}", f"No {tag}", f"Also {tag}", f"Never {tag}"],
+            "correct_indexes": [0, 2],
+        },
+        "typed": lambda: {"answers": [f"Answer {tag}", f"The answer {tag}"]},
+        "order": lambda: {"items": [f"First {tag}", f"Second {tag}", f"Third {tag}"]},
+        "number": lambda: {"answer": 1969 + index, "tolerance": 1, "min": 1900, "max": 2100, "unit": "AD"},
+        "poll": lambda: {"options": [f"Tea {tag}", f"Coffee {tag}"]},
+    }[kind]()
+
+
+def kind_question(kind: str, request_number: int, index: int, *, grounded: bool = False) -> dict[str, Any]:
+    """A good question of `kind` as a model following the schema writes it: its `kind`, its own fields."""
+    item: dict[str, Any] = {
+        "kind": kind,
+        "question": f"Request {request_number} {kind} question {index}: what is right?",
+        **_kind_fields(kind, request_number, index),
+        "explanation": f"Question {index} explained.",
+    }
+    if grounded:
+        item["support"] = f"Sentence {index} of the source says so."
+    return item
+
+
+def mixed(*kinds: str) -> Callable[..., dict[str, Any]]:
+    """A `make_question` writing the kinds in turn: the first question of the first kind, and so on."""
+
+    def make(request_number: int, index: int, *, grounded: bool = False) -> dict[str, Any]:
+        return kind_question(kinds[(index - 1) % len(kinds)], request_number, index, grounded=grounded)
+
+    return make
 
 
 @dataclass

@@ -30,8 +30,15 @@ def dropping(*markers: str):
     return make
 
 
-async def write(count: int = 10, *, source_text: str | None = None, topic: str = "Birds of Europe", gate=None):
+async def write(
+    count: int = 10,
+    *,
+    source_text: str | None = None,
+    topic: str = "Birds of Europe",
+    gate=None,
+    kinds: tuple[str, ...] = ("single",),
+):
     gate = gate or Gate(config=gate_config(), threshold=0.6, calibrated=False, source_text=source_text)
-    spec = RoundSpec(count=count, topic=topic, source_text=source_text)
+    spec = RoundSpec(count=count, topic=topic, source_text=source_text, kinds=kinds)
     async with gate:
         return await RoundWriter(spec=spec, config=writer_config(), gate=gate).run()

@@ -1,12 +1,16 @@
 """The host's pages for model-written rounds."""
 
+import re
 from unittest import mock
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import translation
+from django.utils.html import escape
 
 from quiz.generation.jobs import generation_run
+from quiz.kinds import kind_choices
 from quiz.models import GenerationJob, GenerationStatus
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import WriterServer
@@ -172,3 +176,69 @@ def test_the_finished_page_shows_each_question_with_its_check_and_a_play_link(
     assert page.count('class="check-badge" data-status="unchecked">Not checked<') == 3
     # The home page offers it to this session.
     assert f"round:{job.round_id}" in client.get(f"/?round={job.round_id}").content.decode()
+
+
+# --- the kinds of question ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "legend", "single"),
+    [
+        ("en", "Question kinds", "One right option"),
+        ("de", "Fragenarten", "Eine richtige Antwort"),
+        ("es", "Tipos de pregunta", "Una opción correcta"),
+    ],
+)
+def test_the_form_offers_every_kind_as_a_checkbox_in_the_pages_language(client, configured, language, legend, single):
+    page = client.get(reverse("quiz:generate_new"), HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    group = page.split(f"<legend>{legend}</legend>", 1)[1].split("</fieldset>", 1)[0]
+    with translation.override(language):
+        choices = kind_choices()
+    assert choices[0] == ("single", single)
+    boxes = re.findall(
+        r'<input type="checkbox" name="kinds" value="(\w+)" id="id_kinds_\d+"( checked)?>\s*([^<]+)<', group
+    )
+    # Each kind, labelled in the page's language; only the default is ticked.
+    assert [(name, label.strip()) for name, _checked, label in boxes] == [(n, escape(label)) for n, label in choices]
+    assert [name for name, checked, _label in boxes if checked] == ["single"]
+    assert '<input type="hidden" name="kinds_shown" value="1"' in page
+
+
+def _post(client, **data):
+    return client.post(reverse("quiz:generate_new"), {"topic": "Birds", "count": 5, "difficulty": "easy", **data})
+
+
+def test_the_ticked_kinds_are_stored_on_the_job_in_the_registrys_order(client, configured, started_jobs):
+    response = _post(client, language="en", kinds=["number", "typed", "single"], kinds_shown="1")
+    job = GenerationJob.objects.get()
+    assert response.status_code == 302 and job.kinds == ["single", "typed", "number"]
+
+
+@pytest.mark.parametrize(
+    ("language", "error"),
+    [
+        ("en", "Tick at least one kind of question."),
+        ("de", "Kreuze mindestens eine Fragenart an."),
+        ("es", "Marca al menos un tipo de pregunta."),
+    ],
+)
+def test_no_kind_ticked_is_refused_in_the_pages_language(client, configured, language, error):
+    page = client.post(
+        reverse("quiz:generate_new"),
+        {"topic": "Birds", "count": 5, "difficulty": "easy", "language": "en", "kinds_shown": "1"},
+        HTTP_ACCEPT_LANGUAGE=language,
+    )
+    assert page.status_code == 200 and error in page.content.decode()
+    assert not GenerationJob.objects.exists()
+
+
+def test_an_unknown_kind_is_refused(client, configured):
+    page = _post(client, language="en", kinds=["single", "essay"], kinds_shown="1")
+    assert "essay is not one of the available choices" in page.content.decode()
+    assert not GenerationJob.objects.exists()
+
+
+def test_a_post_without_the_checkboxes_writes_the_default_kind(client, configured, started_jobs):
+    # A script, or a page from before kinds: it sends neither the boxes nor the field that comes with them.
+    _post(client, language="en")
+    assert GenerationJob.objects.get().kinds == ["single"]
