@@ -3,7 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from quiz.check_labels import check_note
 from quiz.images import MAX_ALT, QuestionImage
-from quiz.kinds import DEFAULT
+from quiz.kinds import DEFAULT, kind_of
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
@@ -67,6 +67,17 @@ class Question(models.Model):
     @property
     def model_mismatch(self) -> bool:
         return bool(self.served_model_id) and self.served_model_id != self.model_id
+
+    @property
+    def shown_options(self) -> list[tuple[str, bool]]:
+        """Its options as a page lists them, each with whether it is marked right (none for a kind without)."""
+        kind = kind_of(self)
+        marked = kind.marked(self)
+        return [(text, index in marked) for index, text in enumerate(kind.option_texts(self))]
+
+    @property
+    def answer_words(self) -> str:
+        return kind_of(self).answer_text(self)
 
     def as_data(self) -> QuestionData:
         return QuestionData(

@@ -6,6 +6,7 @@ import logging
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
+from quiz.kind_checks import asked_question
 from review.models import PremiseCheck, PremiseGroup, PremiseMember
 from verifier import policy
 from verifier.backends import GateFailure
@@ -36,6 +37,20 @@ def _member_result(member: PremiseMember, check: BlindCheck, threshold: float) -
         member.status = PremiseCheck.AGREES
 
 
+def _worst(checks: list[BlindCheck]) -> BlindCheck:
+    """The ask that says least for the question: one the blind reader disagrees with, else the lowest reading,
+    else a failure; no ask at all (a poll) is not asked."""
+    if not checks:
+        return BlindCheck(failure=GateFailure("blind_off", "the checker does not check this kind of question"))
+    read = [check for check in checks if check.reading is not None]
+    if len(read) < len(checks):
+        return next(check for check in checks if check.reading is None)
+    disagreeing = [check for check in read if check.reading.disagrees]
+    if disagreeing:
+        return disagreeing[0]
+    return min(read, key=lambda check: check.reading.marked_probability)
+
+
 async def _blind_checks(gate: Gate, items: list[GateItem]) -> list[BlindCheck]:
     async with gate:
         return list(await asyncio.gather(*(gate.blind_check(item) for item in items)))
@@ -53,16 +68,12 @@ def premise_groups_recheck(*, group_ids: list[int]) -> list[PremiseGroup]:
         return groups
     gate = Gate.from_settings()
     unique = {member.question_id: member.question for member in members}
-    items = [
-        GateItem(
-            key=f"premise-q{question.pk}",
-            text=question.text,
-            options=tuple(question.options),
-            correct_index=question.correct_index,
-        )
-        for question in unique.values()
-    ]
-    checks = dict(zip(unique, async_to_sync(_blind_checks)(gate, items), strict=True))
+    # Each question as its kind puts it to the checker (quiz/kinds: a multi question is one ask per option);
+    # a member's result is its worst ask's, and a kind the checker does not check stays unchecked.
+    asked = {qid: asked_question(question, key=f"premise-q{qid}") for qid, question in unique.items()}
+    items = [item for question in asked.values() for item in question.items]
+    results = iter(async_to_sync(_blind_checks)(gate, items))
+    checks = {qid: _worst([next(results) for _ in question.items]) for qid, question in asked.items()}
     for member in members:
         _member_result(member, checks[member.question_id], gate.threshold)
         member.save(
