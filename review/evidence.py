@@ -98,10 +98,12 @@ def _when(value: Any) -> str:
 def question_evidence(*, question: Question) -> dict[str, Any]:
     return {
         "text": question.text,
+        # As its kind has it: the options with the right ones marked, or the answer in words.
         "options": [
-            {"letter": OPTION_LETTERS[index], "text": option, "marked": index == question.correct_index}
-            for index, option in enumerate(question.options)
+            {"letter": OPTION_LETTERS[index], "text": option, "marked": marked}
+            for index, (option, marked) in enumerate(question.shown_options)
         ],
+        "answer": "" if question.shown_options else question.answer_words,
         "explanation": question.explanation or NONE,
         "source": question.source or NONE,
     }
@@ -203,7 +205,7 @@ def judge_evidence(*, question: Question) -> dict[str, Any]:
     if suggestion is None:
         return {}
     option = suggestion["option"]
-    marked = option is not None and option != question.correct_index
+    marked = option is not None and option != question.correct_index and 0 <= option < len(question.options)
     return {
         **suggestion,
         "option_text": f"{OPTION_LETTERS[option]}. {question.options[option]}" if marked else "",

@@ -6,6 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from quiz.forms import OPTION_FIELDS, QuestionBlockForm
+from quiz.kinds import DEFAULT, KINDS, kind_named, kind_of
 from quiz.models import Question
 from quiz.validation import OPTION_LETTERS
 
@@ -26,8 +27,10 @@ class FixForm(QuestionBlockForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["correct"].required = True
-        self.order_fields(["text", *OPTION_FIELDS, "correct", "explanation", "source", "note", "use_in_rounds"])
+        kind = (self.data.get(self.add_prefix("kind")) if self.is_bound else self.initial.get("kind")) or DEFAULT
+        # One option marked right is a single-choice question's; another kind says its answer in its own field.
+        self.fields["correct"].required = kind_named(kind if kind in KINDS else DEFAULT).answer_field == "correct"
+        self.order_fields(["kind", "text", *OPTION_FIELDS, "correct", "explanation", "source", "note", "use_in_rounds"])
 
     @staticmethod
     def initial_for(question: Question) -> dict[str, Any]:
@@ -59,10 +62,11 @@ class FixForm(QuestionBlockForm):
     def raw_question(self) -> dict[str, Any]:
         """The question as `clean_question` reads it (already judged by it in `clean`)."""
         assert self.question is not None
+        kind = kind_of(self.question)
         return {
+            "kind": kind.name,
             "text": self.question.text,
-            "options": list(self.question.options),
-            "correct_index": self.question.correct_index,
+            **kind.as_json(self.question),
             "explanation": self.question.explanation,
             "source": self.question.source,
         }

@@ -532,3 +532,23 @@ def test_a_fix_of_a_question_with_a_picture_shows_it_and_keeps_it(staff_client, 
     fixed = Review.objects.get(question=original).fixed_as
     assert fixed.correct_index == 0
     assert (fixed.image_name, fixed.image_alt) == (original.image_name, "The Eiffel Tower at night")
+
+
+def test_a_reported_typed_question_shows_its_answers_and_is_fixed_as_a_typed_question(staff_client):
+    """A kind without options: the queue shows its accepted answers, and the fix keeps its kind."""
+    original = question_create(
+        data=QuestionData(
+            text="Capital of Australia?", options=(), correct_index=0, kind="typed", key={"answers": ["Sydney"]}
+        ),
+        provenance=Provenance.MODEL,
+    )
+    flag_record(question_id=original.pk, kind="reported", room_code="ROOMDD", detail={"text": "it is Canberra"})
+    change = staff_client.get(reverse("admin:review_reviewitem_change", args=[original.pk])).content.decode()
+    assert "<em>Answer:</em> <strong>Sydney</strong>" in change
+    url = reverse("admin:review_reviewitem_fix", args=[original.pk])
+    page = staff_client.get(url).content.decode()
+    assert 'value="Sydney"' in page  # the accepted answers' field, filled
+    form = {"kind": "typed", "text": "Capital of Australia?", "answers": "Canberra", "note": "Canberra, not Sydney"}
+    assert staff_client.post(url, form).status_code == 302
+    fixed = Review.objects.get(question=original).fixed_as
+    assert (fixed.kind, fixed.key) == ("typed", {"answers": ["Canberra"]})
