@@ -41,7 +41,7 @@ from config import serve  # noqa: E402
 from lobby.services import room_create  # noqa: E402
 from quiz.models import CheckStatus, Provenance  # noqa: E402
 from quiz.services import question_create, round_create  # noqa: E402
-from quiz.validation import QuestionData  # noqa: E402
+from quiz.validation import QuestionData, clean_question  # noqa: E402
 from tests.support.servers import free_port, server_env  # noqa: E402
 
 PLAYERS_PER_ROOM = 20
@@ -138,11 +138,26 @@ def analyze() -> None:
             cursor.execute("ANALYZE")
 
 
-def make_rooms(n: int, questions: int) -> list:
-    data = [
-        QuestionData(text=f"Bench question {i}?", options=("one", "two", "three", "four"), correct_index=i % 4)
-        for i in range(questions)
-    ]
+# `--kinds mixed`: the round cycles through one question of each kind (quiz/kinds), as a teacher's mixed quiz.
+MIXED = [
+    {"options": ["one", "two", "three", "four"], "correct_index": 1},
+    {"kind": "true_false", "answer": True},
+    {"kind": "multi", "options": ["one", "two", "three", "four"], "correct_indexes": [0, 2]},
+    {"kind": "typed", "answers": ["Canberra"]},
+    {"kind": "order", "items": ["one", "two", "three", "four"]},
+    {"kind": "number", "answer": 1969, "tolerance": 2, "min": 1900, "max": 2000},
+    {"kind": "poll", "options": ["one", "two", "three"]},
+]
+
+
+def make_rooms(n: int, questions: int, kinds: str = "single") -> list:
+    if kinds == "mixed":
+        data = [clean_question({"text": f"Bench question {i}?", **MIXED[i % len(MIXED)]}) for i in range(questions)]
+    else:
+        data = [
+            QuestionData(text=f"Bench question {i}?", options=("one", "two", "three", "four"), correct_index=i % 4)
+            for i in range(questions)
+        ]
     rooms = []
     for _ in range(n):
         created = [question_create(data=d, provenance=Provenance.HOST) for d in data]
@@ -162,6 +177,22 @@ class Stats:
         self.messages = 0
         self.dropped = 0
         self.connect_failures: list[str] = []
+
+
+def answer_for(question: dict) -> dict:
+    """A random answer of the shape the question's kind takes (right, partly right or wrong by chance)."""
+    kind = question.get("kind", "single")
+    if kind == "multi":
+        return {"options": sorted(random.sample(range(len(question["options"])), random.randint(1, 3)))}
+    if kind == "typed":
+        return {"text": random.choice(["Canberra", "canbera", "Sydney"])}
+    if kind == "order":
+        return {"order": random.sample(range(len(question["items"])), len(question["items"]))}
+    if kind == "number":
+        return {"value": random.randint(question["min"], question["max"])}
+    if kind == "true_false":
+        return {"option": random.randrange(2)}
+    return {"option": random.randrange(len(question.get("options") or [0, 1, 2, 3]))}
 
 
 async def quizgate_player(port, code, nickname, stats: Stats, questions: int, joined: asyncio.Event, ready):
@@ -200,7 +231,8 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
                             stats.fanout.append((now - message["sent_at"]) * 1000)
                         await asyncio.sleep(random.uniform(0.2, 1.5))
                         answered_at[index] = time.time()
-                        await ws.send(json.dumps({"type": "answer", "question": index, "option": random.randrange(4)}))
+                        answer = answer_for(message.get("question") or {})
+                        await ws.send(json.dumps({"type": "answer", "question": index, **answer}))
                     elif message["phase"] == "reveal" and index in answered_at and "sent_at" in message:
                         if index not in revealed:
                             revealed.add(index)
@@ -376,6 +408,9 @@ def main() -> None:
     parser.add_argument("--layer", default=os.environ.get("CHANNEL_LAYER", "pubsub"))
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument(
+        "--kinds", default="single", help="single, mixed (every question kind in turn) or both: single,mixed"
+    )
+    parser.add_argument(
         "--analyze", action="store_true", help="ANALYZE after migrating (a fresh database has no statistics)"
     )
     args = parser.parse_args()
@@ -389,7 +424,9 @@ def main() -> None:
     # Every simulated player comes from 127.0.0.1: lift the per-IP join and socket limits meant for real clients.
     sizes = [int(x) for x in args.players_per_room.split(",")]
     print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
-    for n, size in [(int(x), size) for size in sizes for x in args.rooms.split(",")]:
+    p95_by_kinds: dict[tuple[int, int], dict[str, tuple[float, float]]] = {}
+    runs = [(int(x), size, kinds) for size in sizes for x in args.rooms.split(",") for kinds in args.kinds.split(",")]
+    for n, size, kinds in runs:
         PLAYERS_PER_ROOM = size
         env = server_env(
             CHANNEL_LAYER=args.layer,
@@ -399,7 +436,7 @@ def main() -> None:
             ROOM_MAX_PLAYERS=str(max(size, 20)),
         )
         subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
-        rooms = make_rooms(n, args.questions)
+        rooms = make_rooms(n, args.questions, kinds)
         django.db.connections.close_all()
         server, port = start_server(serve.APP, args.workers, env)
         try:
@@ -422,8 +459,10 @@ def main() -> None:
         f, a, r = result["fanout"], result["ack"], result["reveal"]
         p95 = pct(f, 95)
         pb, hb = result["player_bytes"], result["host_bytes"]
+        p95_by_kinds.setdefault((n, size), {})[kinds] = (p95, pct(a, 95))
         print(
-            f"N={n:3d} rooms x {size} ({result['players']} players): connected {result['connected']}/"
+            f"N={n:3d} rooms x {size} [{kinds} questions] ({result['players']} players): "
+            f"connected {result['connected']}/"
             f"{result['players']} at {result['connect_rate']:.0f}/s in {result['connect_seconds']:.1f} s "
             f"{' '.join(result['failures'])}\n"
             f"   reveal fan-out ms p50 {pct(r, 50):.0f} p95 {pct(r, 95):.0f} p99 {pct(r, 99):.0f} (n={len(r)}) -> "
@@ -444,6 +483,13 @@ def main() -> None:
             f"per join {result['cpu_per_join']:.2f}; idle CPU ms/s taken out {result['idle_cpu_per_s']:.0f}, "
             f"relay {base_cpu['idle_cpu_per_s']:.0f}; load average {os.getloadavg()[0]:.1f}"
         )
+    for (n, size), by_kinds in p95_by_kinds.items():
+        if "single" in by_kinds and "mixed" in by_kinds:
+            (fs, acks), (fm, ackm) = by_kinds["single"], by_kinds["mixed"]
+            print(
+                f"N={n} rooms x {size}: mixed kinds against single choice, same run: fan-out p95 {fm:.0f} vs "
+                f"{fs:.0f} ms -> {fm / fs:.2f}x; answer ack p95 {ackm:.0f} vs {acks:.0f} ms -> {ackm / acks:.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -126,6 +126,7 @@ class QuestionBlockForm(forms.Form):
     # Which kinds each of the editor's field groups is for (the page shows a group for the chosen kind).
     KIND_GROUPS = {
         "options": kinds_with(uses_options=True),
+        "items": kinds_with(uses_options=True, tallied=False),  # its options are items to put in order
         "correct": kinds_with(answer_field="correct"),
         "correct_many": kinds_with(answer_field="correct_many"),
         "truth": kinds_with(answer_field="truth"),

@@ -44,6 +44,7 @@ function noteItem(text, className = "kind-note") {
 
 // One option to pick, on the phone (single, true/false, poll): a tap answers.
 const pickOne = {
+  showsOption: true, // the phone's reveal shows the answer given as that option's card
   hostQuestion(q, container) {
     container.replaceChildren(...choices(q).map((text, i) => optionContent(el("li", { className: "option" }), i, text)));
   },
@@ -93,6 +94,7 @@ const poll = {
 // Several right options: taps choose, a button sends.
 const multi = {
   ...pickOne,
+  showsOption: false,
   playerControls(q, container, send) {
     const picked = new Set();
     const buttons = q.options.map((text, i) => {

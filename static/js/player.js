@@ -206,7 +206,7 @@ function renderReveal(state) {
   } else {
     const right = kind.isRight(q, reveal, chosen, mine);
     const tone = right === null ? "" : right ? "right" : mine.points > 0 ? "partly" : "wrong";
-    const card = typeof chosen === "number" && choices(q)?.[chosen] !== undefined && q.kind !== "number"
+    const card = kind.showsOption && choices(q)?.[chosen] !== undefined
       ? optionContent(el("div", { className: `option ${tone}` }), chosen, choices(q)[chosen])
       : el("div", { className: `option given ${tone}`, text: kind.givenText(q, chosen) });
     if (right !== null) card.append(el("span", { text: right ? gettext("✔ Right") : mine.points > 0 ? gettext("◐ Partly right") : gettext("✘ Wrong"), className: "mark" }));
