@@ -143,7 +143,10 @@ async def test_slow_model_times_out(systemone):
     _assert_within_budget(wall, calls=1)
 
 
-async def test_one_failing_question_does_not_touch_the_others(systemone):
+async def test_one_failing_question_does_not_touch_the_others(systemone, settings):
+    # A 500 comes back at once: the deadline is not what this is about, and on a loaded machine the others'
+    # calls could pass TEST_TIMEOUT and fail open as `timeout`, which would hide what is measured here.
+    settings.VERIFIER_TIMEOUT = ROOMY
     systemone.script.faults = {"Question number 2": "500"}
     decisions, _ = await _round()
     assert [d.outcome for d in decisions] == ["passed", "unverified", "passed"]
