@@ -249,3 +249,27 @@ def test_a_replay_scores_each_answer_over_the_window_it_was_given_and_without_sp
         players=[1, 2], questions=range(1), voided=set(), answers=answers, timer_ms=TIMER_MS, speed_bonus=False
     )
     assert flat.points == {(1, 0): 1000, (2, 0): 1000}
+
+
+def test_a_partly_right_answer_scores_its_share_and_a_replay_scores_it_the_same():
+    """Credit (quiz kinds): a right answer's points times its credit plus the streak bonus; a partly right one its
+    share of the time's points, ending the streak; a recompute after a void gives every answer what play gave."""
+    from lobby import machine
+
+    right = machine.answer_score(streak=1, correct=True, elapsed_ms=0, window_ms=20_000, credit=0.75)
+    assert right == machine.Scored(points=750 + 100, streak=2)  # a number inside its band: 3/4, and the streak
+    partly = machine.answer_score(streak=3, correct=False, elapsed_ms=10_000, window_ms=20_000, credit=0.5)
+    assert partly == machine.Scored(points=375, streak=0)  # half of 750 (half the time gone), streak ended
+    replayed = machine.scores_replay(
+        players=[1],
+        questions=range(3),
+        voided={1},  # the second one voided (a poll is replayed as voided too: not asked)
+        answers={
+            (1, 0): machine.Given(correct=True, elapsed_ms=0, credit=1.0),
+            (1, 1): machine.Given(correct=False, elapsed_ms=0, credit=0.5),
+            (1, 2): machine.Given(correct=False, elapsed_ms=0, credit=0.5),
+        },
+        timer_ms=20_000,
+    )
+    assert replayed.points == {(1, 0): 1000, (1, 1): 0, (1, 2): 500}
+    assert replayed.standings[1] == machine.Standing(score=1500, streak=0)
