@@ -131,7 +131,7 @@ class QuestionBlockForm(forms.Form):
         "correct_many": kinds_with(answer_field="correct_many"),
         "truth": kinds_with(answer_field="truth"),
         "answers": kinds_with(answer_field="answers"),
-        "number": kinds_with(answer_field="number"),
+        "value": kinds_with(answer_field="value"),
     }
 
     @staticmethod
@@ -155,7 +155,7 @@ class QuestionBlockForm(forms.Form):
             "correct_many": ("correct_many", [str(i) for i in letters]),
             "truth": ("truth", correct),
             "answers": ("answers", correct),
-            "number": ("number_answer", correct),
+            "value": ("number_answer", correct),
         }.get(kind.answer_field)
         if answer:
             initial[answer[0]] = answer[1]
@@ -179,7 +179,7 @@ class QuestionBlockForm(forms.Form):
         return {
             "truth": data.get("truth", ""),
             "answers": data.get("answers", ""),
-            "number": data.get("number_answer", ""),
+            "value": data.get("number_answer", ""),
         }.get(answer_field, "")
 
     def option_rows(self) -> list[dict[str, Any]]:

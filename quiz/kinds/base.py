@@ -151,7 +151,7 @@ class Kind:
     shuffled = True
     # The editor (quiz/forms.py): does it fill the options A-F, and which of its fields holds the answer:
     # "correct" (one option's radio), "correct_many" (a box per option), "truth" (true or false), "answers"
-    # (accepted answers), "number" (the value, its tolerance, min, max and unit), or none.
+    # (accepted answers), "value" (the number, its tolerance, min, max and unit), or none.
     uses_options = True
     answer_field = ""
 

@@ -53,7 +53,7 @@ class Number(Kind):
     name = "number"
     label = gettext_lazy("A number")
     uses_options = False
-    answer_field = "number"
+    answer_field = "value"
     shuffled = False
     tallied = False
     writer_noun = "questions whose answer is a number"
