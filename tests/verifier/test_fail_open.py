@@ -99,8 +99,13 @@ SYSTEMONE_UNDER_WAY = 2
 
 
 @pytest.mark.parametrize(("fault", "reason"), SYSTEMONE_FAULTS, ids=[fault for fault, _ in SYSTEMONE_FAULTS])
-async def test_systemone_fault_fails_open(systemone, fault, reason, caplog):
+async def test_systemone_fault_fails_open(systemone, fault, reason, caplog, settings):
     systemone.script.fault = fault
+    if reason != "timeout":
+        # A fault of the reply itself is refused for what it is, whatever the deadline: under the roomy one,
+        # so that a loaded machine reading a 2 MiB reply to its cap cannot turn it into `round_budget` (it did
+        # once beside two CPU burners). Refused at once, not by waiting the deadline out: well inside it.
+        settings.VERIFIER_TIMEOUT = ROOMY
     with caplog.at_level(logging.INFO, logger="verifier"):
         decisions, wall = await _round()
     if reason == "timeout":
@@ -108,7 +113,7 @@ async def test_systemone_fault_fails_open(systemone, fault, reason, caplog):
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
-        _assert_within_budget(wall, calls=ROUND * CALLS_PER_QUESTION)
+        assert wall < ROOMY / 2, (wall, BASELINE)
     # One warning per question: when the checks fail the question is unverified, whatever the blind call did.
     warnings = [r for r in caplog.records if r.name == "verifier" and r.levelno == logging.WARNING]
     assert len(warnings) == ROUND
@@ -220,15 +225,17 @@ LLM_FAULTS = [
 
 
 @pytest.mark.parametrize(("fault", "reason"), LLM_FAULTS, ids=[fault for fault, _ in LLM_FAULTS])
-async def test_llm_fault_fails_open(llm, fault, reason):
+async def test_llm_fault_fails_open(llm, fault, reason, settings):
     llm.script.fault = fault
+    if reason != "timeout":
+        settings.VERIFIER_TIMEOUT = ROOMY  # as for System One's faults above
     decisions, wall = await _round(2)
     if reason == "timeout":
         _assert_cut(decisions, under_way=1)  # three calls per question: only the first one's are all under way
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
-        _assert_within_budget(wall, calls=8)  # two checks and the blind question in two orders per question
+        assert wall < ROOMY / 2, (wall, BASELINE)
     assert llm.max_in_flight <= 4
 
 
