@@ -146,15 +146,12 @@ def _answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
         for answer in answers:
             room = rooms.get(answer.player_id)
             try:
-                row = _judge_answer(answer, room, already)
+                row, shown = _judge_answer(answer, room, already)
             except GameError as error:
                 results.append(error)
                 continue
             already.add((row.player_id, row.question_index))
             accepted.append(row)
-            question = round_question_facts(round_id=room.round_id, position=row.question_index)
-            order = shown_order(question, seed=room.option_seed, question_index=row.question_index)
-            shown = kind_of(question).shown(question, order, row.option, row.response)
             results.append(AnswerAck(row.question_index, shown, room_id=room.pk, room_code=room.code))
         # In player order, so two batches racing over the same players' rows always lock them in one order.
         _answers_insert(sorted(accepted, key=lambda row: (row.player_id, row.question_index)))
@@ -173,8 +170,11 @@ def answers_counted(results: Sequence[AnswerAck | GameError]) -> set[tuple[int, 
     )
 
 
-def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tuple[int, int]]) -> _AnswerRow:
-    """The row to store for this answer, or the GameError that says why it is refused. The player names
+def _judge_answer(
+    answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tuple[int, int]]
+) -> tuple[_AnswerRow, Any]:
+    """The row to store for this answer and the answer as the player's room shows it (their acknowledgement),
+    or the GameError that says why it is refused. The player names
     options and items by where their room shows them; the row keeps the round's indexes, so scoring, the crowd
     check, review and voiding read answers as the round has them. Its kind judges it (quiz/kinds)."""
     question_index = answer.question_index
@@ -201,14 +201,15 @@ def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tup
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
     order = shown_order(question, seed=room.option_seed, question_index=question_index)
+    kind = kind_of(question)
     try:
-        judged = kind_of(question).judge(question, answer.fields(), order)
+        judged = kind.judge(question, answer.fields(), order)
     except BadAnswer as error:
         raise AnswerRefused(str(error)) from None
     if (answer.player_id, question_index) in already:
         raise AlreadyAnswered()
     elapsed_ms = int((now - room.question_started_at).total_seconds() * 1000)
-    return _AnswerRow(
+    row = _AnswerRow(
         room_id=room.pk,
         player_id=answer.player_id,
         question_index=question_index,
@@ -219,6 +220,7 @@ def _judge_answer(answer: AnswerIn, room: _RoomOfPlayer | None, already: set[tup
         credit=judged.credit,
         response=judged.response,
     )
+    return row, kind.shown(question, order, judged.option, judged.response)
 
 
 _ROOMS_OF_PLAYERS = (

@@ -154,6 +154,8 @@ class Kind:
     # (accepted answers), "value" (the number, its tolerance, min, max and unit), or none.
     uses_options = True
     answer_field = ""
+    # Are its answers counted per option on the results page?
+    tallied = True
 
     # What the writer's instructions call questions of this kind ("multiple-choice questions").
     writer_noun = ""
@@ -218,9 +220,6 @@ class Kind:
         """Its options in the round's order as the results page lists them (none for a typed answer, …)."""
         return list(question.options) if self.tallied else []
 
-    # Are its answers counted per option on the results page?
-    tallied = True
-
     def marked(self, question: Held) -> set[int]:
         """The round's indexes of the options marked right."""
         return set()
@@ -257,8 +256,9 @@ def option_words(question: Held, index: int) -> str:
     return "?"
 
 
-def distribution(question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
-    counts = [0] * len(question.options)
+def distribution(question: Held, answers: Sequence[tuple[int, Any]], *, count: int | None = None) -> list[int]:
+    """Answers per option in the round's order; `count` options when the question holds none (true/false)."""
+    counts = [0] * (len(question.options) if count is None else count)
     for option, _response in answers:
         if 0 <= option < len(counts):
             counts[option] += 1

@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import GateAsk, Held, Judged, Kind, Shape
+from quiz.kinds.base import GateAsk, Held, Judged, Kind, Shape, distribution
 from quiz.kinds.single import chosen_option
 
 TRUE, FALSE = 0, 1
@@ -62,17 +62,13 @@ class TrueFalse(Kind):
         return option
 
     def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
-        return {"correct_index": self._correct(question), "distribution": self._counts(answers)}
+        return {"correct_index": self._correct(question), "distribution": self._counts(question, answers)}
 
-    def _counts(self, answers: Sequence[tuple[int, Any]]) -> list[int]:
-        counts = [0, 0]
-        for option, _response in answers:
-            if option in (TRUE, FALSE):
-                counts[option] += 1
-        return counts
+    def _counts(self, question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
+        return distribution(question, answers, count=2)
 
     def crowd(self, question: Held, answers: Sequence[tuple[int, Any]]) -> tuple[list[int], int] | None:
-        return self._counts(answers), self._correct(question)
+        return self._counts(question, answers), self._correct(question)
 
     def option_texts(self, question: Held) -> list[str]:
         return [_("True"), _("False")]
@@ -81,7 +77,7 @@ class TrueFalse(Kind):
         return {self._correct(question)}
 
     def tally(self, question: Held, answers: Sequence[tuple[int, Any]]) -> list[int]:
-        return self._counts(answers)
+        return self._counts(question, answers)
 
     def answer_text(self, question: Held) -> str:
         return "true" if question.key["answer"] else "false"
