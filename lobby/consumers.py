@@ -140,6 +140,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             code=self.code,
             nickname=message.get("nickname"),
             asks_more_time=message.get("more_time") is True,
+            team=message.get("team"),
         )
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
@@ -260,6 +261,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if not isinstance(seconds, int) or isinstance(seconds, bool):
             return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 10."))
         await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
+
+    async def on_team(self, message):
+        """A player of a room with named teams moves to another of its teams: {"team": id}, in the lobby."""
+        self._require("player")
+        team_id = message.get("team")
+        if not isinstance(team_id, int) or isinstance(team_id, bool):
+            return await self.send_error("bad_message", _("Say which team: its number."))
+        await db(services.player_team_set)(room_id=self.room_id, player_id=self.player_id, team_id=team_id)
 
     async def on_sync(self, message):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;

@@ -24,6 +24,28 @@ class RoomCreateForm(forms.Form):
         required=False,
     )
 
+    teams_mode = forms.ChoiceField(
+        label=_("Teams"),
+        choices=[
+            ("off", _("No teams: each for themselves")),
+            ("auto", _("Automatic teams")),
+            ("named", _("Named teams")),
+        ],
+        required=False,
+        initial="off",
+    )
+    team_count = forms.IntegerField(
+        label=_("Number of teams (2–8)"), min_value=2, max_value=8, initial=2, required=False
+    )
+    team_names = forms.CharField(label=_("Team names, one a line (2–8)"), max_length=400, required=False)
+    team_talk_seconds = forms.IntegerField(
+        label=_("Seconds of team talk before the clock starts (0–30)"),
+        min_value=0,
+        max_value=30,
+        initial=0,
+        required=False,
+    )
+
     def clean_source(self) -> tuple[str, int]:
         kind, _, raw_id = self.cleaned_data["source"].partition(":")
         if kind not in ("pack", "round") or not raw_id.isdigit():

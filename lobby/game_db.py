@@ -35,11 +35,13 @@ def join_allowed(*, ip: str, code: str) -> None:
         raise ratelimit.RateLimited()
 
 
-async def join(*, ip: str, code: str, nickname: object, asks_more_time: bool) -> services.Joined:
+async def join(*, ip: str, code: str, nickname: object, asks_more_time: bool, team: object = None) -> services.Joined:
     """Join under the IP's limits, in the next batch of joins."""
     await db(join_allowed)(ip=ip, code=code)
     try:
-        return await joins.submit(services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time))
+        return await joins.submit(
+            services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team)
+        )
     except RoomNotFound:
         await db(ratelimit.ip_hit)(limit=ratelimit.CODE_GUESSES, ip=ip)
         raise

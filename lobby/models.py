@@ -4,6 +4,7 @@ from django.db.models import Q
 
 from lobby.machine import TIME_PERCENTS, Phase, Position
 from lobby.nicknames import NICKNAME_MAX_CODE_POINTS
+from lobby.teams import TEAM_NAME_MAX, TeamsMode
 
 
 class Room(models.Model):
@@ -31,6 +32,13 @@ class Room(models.Model):
     # A moment to read: seconds the question is shown alone before its options appear; the clock and the speed
     # bonus start with the options (question_started_at is then that moment, a little after the phase change).
     reading_seconds = models.PositiveSmallIntegerField(default=0)
+    # Teams (lobby/teams.py): off, auto (the server balances the players over colour teams) or named (the host
+    # names the teams, each player picks one). Team talk: seconds after the options appear before the clock and
+    # the speed bonus start (question_started_at is then later still), for teams to agree; only with teams.
+    teams_mode = models.CharField(
+        max_length=8, choices=[(mode.value, mode.value) for mode in TeamsMode], default=TeamsMode.OFF.value
+    )
+    team_talk_seconds = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -40,6 +48,22 @@ class Room(models.Model):
     def position(self) -> Position:
         """Where the game stands, as the rules (lobby/machine.py) take it."""
         return Position(Phase(self.phase), self.question_index)
+
+
+class Team(models.Model):
+    """One team of a room with teams. An auto team has no name: it is called by its colour (`order`), in the
+    reader's language (lobby.teams.COLOURS)."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=TEAM_NAME_MAX, blank=True)
+    order = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["room", "order"]
+        constraints = [models.UniqueConstraint(fields=["room", "order"], name="team_order_unique_in_room")]
+
+    def __str__(self) -> str:
+        return self.name or f"team {self.order + 1}"
 
 
 class Player(models.Model):
@@ -56,6 +80,8 @@ class Player(models.Model):
     )
     # "I need more time" ticked when joining: shown to the host, who confirms (sets time_percent) or declines.
     asks_more_time = models.BooleanField(default=False)
+    # In a room with teams: the player's team (auto: the smallest when they joined; named: their pick).
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="members")
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

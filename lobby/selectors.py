@@ -15,17 +15,19 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
-from lobby import machine
+from lobby import machine, team_board, teams
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.showing import shown_order
+from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
-_ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
+_ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "option_seed", "round__title", "round__check_status",
-                "no_speed_bonus", "reading_seconds", "question_started_at")  # fmt: skip
+                "no_speed_bonus", "reading_seconds", "question_started_at",
+                "teams_mode", "team_talk_seconds")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -48,6 +50,8 @@ class Standings:
     results: dict[int, tuple[int, bool, int]] | None = None
     extra_time: dict[int, int] = field(default_factory=dict)
     time_requests: tuple[int, ...] = ()
+    # In a room with teams: id -> (team id, place within the team) for the players in a team.
+    teams: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,9 @@ def host_frame(common: dict, standings: Standings) -> dict:
         {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
         for player_id, (nickname, score, rank) in standings.players.items()
     ]
+    if "teams" in frame:
+        for line in frame["players"]:
+            line["team"] = standings.teams.get(line["id"], (None, 0))[0]
     frame[EXTRA_TIME] = {str(player_id): percent for player_id, percent in standings.extra_time.items()}
     frame[TIME_REQUESTS] = list(standings.time_requests)
     if "reveal" in frame and standings.results is not None:
@@ -103,6 +110,9 @@ def player_you(common: dict, standings: Standings, *, player_id: int, answered: 
     index = common["question_index"]
     you = {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
     you.update(answered=index in answered, option=answered.get(index))
+    if "teams" in common:
+        team, place = standings.teams.get(player_id, (None, 0))
+        you.update(team=team, team_place=place)
     if "reveal" in common:
         result = (standings.results or {}).get(player_id)
         you["result"] = None if result is None else {"option": result[0], "correct": result[1], "points": result[2]}
@@ -125,16 +135,16 @@ def room_picture(*, room_id: int) -> Picture:
     rows = list(
         Player.objects.filter(room_id=room_id, removed=False)
         .order_by("pk")
-        .values_list("id", "nickname", "score", "time_percent", "asks_more_time")
+        .values_list("id", "nickname", "score", "time_percent", "asks_more_time", "team_id")
     )
-    ranks = machine.rank([(player_id, score) for player_id, _, score, _, _ in rows])
-    lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _ in rows}
+    ranks = machine.rank([(player_id, score) for player_id, _, score, _, _, _ in rows])
+    lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _, _ in rows}
     top = sorted(lines.items(), key=lambda item: (item[1][2], item[0]))[:TOP_PLACES]
-    closing_percent = max((percent for _, _, _, percent, _ in rows), default=100)
+    closing_percent = max((percent for _, _, _, percent, _, _ in rows), default=100)
     # For the host only (a player's frame carries its own entry, see `player_frame`): who has extra time (only
     # those above x1) and who asked for it when joining.
-    extra_time = {player_id: percent for player_id, _, _, percent, _ in rows if percent != 100}
-    time_requests = tuple(player_id for player_id, _, _, _, asks in rows if asks)
+    extra_time = {player_id: percent for player_id, _, _, percent, _, _ in rows if percent != 100}
+    time_requests = tuple(player_id for player_id, _, _, _, asks, _ in rows if asks)
     phase, index = room["phase"], room["question_index"]
     snapshot: dict = {
         "type": "state",
@@ -157,6 +167,12 @@ def room_picture(*, room_id: int) -> Picture:
         # Questions taken out of the scores after review (their points no longer count).
         "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
     }
+    voided = snapshot["voided"]
+    team_places: dict[int, tuple[int, int]] = {}
+    if room["teams_mode"] != TeamsMode.OFF:
+        snapshot["teams_mode"] = room["teams_mode"]
+        snapshot["team_talk_seconds"] = room["team_talk_seconds"]
+        snapshot["teams"], team_places = _team_board(room, rows, voided)
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
@@ -185,9 +201,13 @@ def room_picture(*, room_id: int) -> Picture:
                 timer_ms=room["timer_seconds"] * 1000, time_percent=100, closing_percent=closing_percent
             )
             # A moment to read: the options appear in `reading_ms`, and the clock runs from then.
+            # Team talk: the options are shown, and the clock waits `talk_ms` (from now, the reading included).
             now = timezone.now()
             opens = room["question_started_at"] or now
-            snapshot["reading_ms"] = max(int((opens - now).total_seconds() * 1000), 0)
+            talk = timedelta(seconds=room["team_talk_seconds"] if room["teams_mode"] != TeamsMode.OFF else 0)
+            snapshot["reading_ms"] = max(int((opens - talk - now).total_seconds() * 1000), 0)
+            if talk:
+                snapshot["talk_ms"] = max(int((opens - now).total_seconds() * 1000), 0)
             remaining = (room["deadline"] - max(now, opens)).total_seconds() * 1000 - offset
             snapshot["remaining_ms"] = max(int(remaining), 0)
         else:
@@ -208,10 +228,40 @@ def room_picture(*, room_id: int) -> Picture:
                 player_id: (kind.shown(question, order, option, response), correct, points)
                 for player_id, option, response, correct, points in answers
             }
-            standings = Standings(players=lines, results=results, extra_time=extra_time, time_requests=time_requests)
+            standings = Standings(
+                players=lines, results=results, extra_time=extra_time, time_requests=time_requests, teams=team_places
+            )
             return Picture(snapshot=snapshot, standings=standings, crowd=crowd, distribution=distribution)
-    standings = Standings(players=lines, extra_time=extra_time, time_requests=time_requests)
+    standings = Standings(players=lines, extra_time=extra_time, time_requests=time_requests, teams=team_places)
     return Picture(snapshot=snapshot, standings=standings, crowd=crowd)
+
+
+def _team_board(room: dict, rows: list[tuple], voided: list[int]) -> tuple[list[dict], dict[int, tuple[int, int]]]:
+    """The teams of the room's picture (at most 8, so the common part stays small: name, colour, size, score,
+    rank) and each player's team and place within it, from the stored answers (lobby/team_board.py)."""
+    members: dict[int, list[int]] = {}
+    scores: dict[int, int] = {}
+    for player_id, _, score, _, _, team_id in rows:
+        if team_id is not None:
+            members.setdefault(team_id, []).append(player_id)
+            scores[player_id] = score
+    position = machine.Position(Phase(room["phase"]), room["question_index"])
+    lines = team_board.board(room_id=room["id"], position=position, voided=set(voided), members=members)
+    places = teams.places_in_team(members=members, scores=scores)
+    team_of = {player: team for team, players in members.items() for player in players}
+    board = [
+        # An auto team's name is empty: each screen names it by its colour in its own language.
+        {
+            "id": line.id,
+            "name": line.name,
+            "colour": line.colour,
+            "size": line.size,
+            "score": line.shown_score,
+            "rank": line.rank,
+        }
+        for line in lines
+    ]
+    return board, {player: (team_of[player], place) for player, place in places.items()}
 
 
 EXTRA_TIME = "extra_time"

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.lan import shareable_url
 from core.owner_keys import session_owner_key
-from lobby import ratelimit, services
+from lobby import ratelimit, services, team_board
 from lobby import results as results_selectors
 from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
@@ -22,6 +22,7 @@ from lobby.forms import JoinForm, RoomCreateForm
 from lobby.machine import Phase
 from lobby.models import Room
 from lobby.selectors import results_csv
+from lobby.teams import TeamsMode
 from lobby.tokens import HOST_TOKENS
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
@@ -96,6 +97,10 @@ def home(request: HttpRequest) -> HttpResponse:
                 owner_key=session_owner_key(request.session, create=True),
                 no_speed_bonus=form.cleaned_data["no_speed_bonus"],
                 reading_seconds=form.cleaned_data["reading_seconds"] or 0,
+                teams_mode=form.cleaned_data["teams_mode"] or "off",
+                team_count=form.cleaned_data["team_count"] or 0,
+                team_names=form.cleaned_data["team_names"],
+                team_talk_seconds=form.cleaned_data["team_talk_seconds"] or 0,
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", _("That pack or round no longer exists."))
@@ -154,7 +159,14 @@ def play(request: HttpRequest, code: str) -> HttpResponse:
         return _too_many(error)
     except RoomNotFound:
         return render(request, "lobby/room_missing.html", {"code": code}, status=404)
-    return render(request, "lobby/play.html", {"room": room, "finished": room.phase == Phase.FINISHED})
+    # Named teams: the join form offers them (a player may switch in the lobby). Auto teams: the server chooses.
+    teams = (
+        [{"id": team.pk, "name": team_board.team_name(team.name, team.order)} for team in room.teams.all()]
+        if room.teams_mode == TeamsMode.NAMED
+        else []
+    )
+    context = {"room": room, "finished": room.phase == Phase.FINISHED, "teams": teams}
+    return render(request, "lobby/play.html", context)
 
 
 def qr_svg(url: str, *, title: str) -> str:
@@ -248,7 +260,12 @@ def cohost_replace(request: HttpRequest, room: Room) -> HttpResponse:
 @_host_only(missing_page=True)
 def game_results(request: HttpRequest, room: Room) -> HttpResponse:
     """The game as its host reads it afterwards: standings, each question's answers, flags and reports."""
-    context = {"results": results_selectors.game_results(room=room), **_downloads(room)}
+    team_lines = team_board.room_board(room) if room.teams_mode != TeamsMode.OFF else []
+    context = {
+        "results": results_selectors.game_results(room=room),
+        "team_lines": sorted(team_lines, key=lambda line: (line.rank, line.order)),
+        **_downloads(room),
+    }
     return render(request, "lobby/game_results.html", context)
 
 
@@ -259,6 +276,11 @@ def _downloads(room: Room) -> dict:
             {"label": _("results (CSV)"), "url": reverse("lobby:results", kwargs={"code": room.code})},
             {"label": _("audit trail (JSON)"), "url": reverse("lobby:audit", kwargs={"code": room.code})},
         ]
+        + (
+            [{"label": _("team results (CSV)"), "url": reverse("lobby:teams_csv", kwargs={"code": room.code})}]
+            if room.teams_mode != TeamsMode.OFF
+            else []
+        )
     }
 
 
@@ -287,4 +309,15 @@ def audit(request: HttpRequest, room: Room) -> HttpResponse:
 def results(request: HttpRequest, room: Room) -> HttpResponse:
     response = HttpResponse(results_csv(room=room), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}.csv"'
+    return response
+
+
+@require_GET
+@_host_only()
+def teams_csv(request: HttpRequest, room: Room) -> HttpResponse:
+    """Per team: rank, name, members, total and each question's mean of its members' points."""
+    if room.teams_mode == TeamsMode.OFF:
+        raise Http404("This game has no teams.")
+    response = HttpResponse(team_board.teams_csv(room=room), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}-teams.csv"'
     return response

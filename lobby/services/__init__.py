@@ -6,6 +6,7 @@
   closing and scoring a question, the clock's closing of due questions, the resume after a database outage);
 - `answers.py`: answers stored in batches, then counted (a question everyone has answered closes);
 - `reports.py`: players' reports of a question;
+- `teams.py`: a room's teams, where a joining player goes, a player's switch of team in the lobby;
 - `common.py`: what several of them share (the lobby-sized bump, the room's closing time).
 
 The names are re-exported here, so callers write `from lobby import services` and `services.game_act(...)`.
@@ -50,6 +51,7 @@ from lobby.services.rooms import (
     room_set_reading_seconds,
     rooms_move,
 )
+from lobby.services.teams import player_team_set
 from lobby.tokens import player_token
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "player_join",
     "player_remove",
     "player_resume",
+    "player_team_set",
     "player_time_request_decline",
     "player_time_set",
     "player_token",

@@ -113,6 +113,7 @@ class _RoomOfPlayer(NamedTuple):
     deadline: datetime | None
     question_started_at: datetime | None
     option_seed: str
+    team_talk_seconds: int
     answering_player_id: int
     answering_time_percent: int
     answered_current: bool
@@ -197,6 +198,8 @@ def _judge_answer(
     if now > own_deadline:
         raise TooLate()
     if room.question_started_at is not None and now < room.question_started_at:
+        if now >= room.question_started_at - timedelta(seconds=room.team_talk_seconds):
+            raise AnswerRefused(_("Team talk: agree on your answer, the answers open when the clock starts."))
         raise AnswerRefused(_("Wait for the options: the question is still being read."))
     # Cached for a few seconds: a room's 20 answers need it 20 times.
     question = round_question_facts(round_id=room.round_id, position=question_index)
@@ -225,7 +228,8 @@ def _judge_answer(
 
 _ROOMS_OF_PLAYERS = (
     "SELECT r.id, r.code, r.phase, r.question_index, r.round_id, r.timer_seconds, r.deadline, "
-    "r.question_started_at, r.option_seed, p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
+    "r.question_started_at, r.option_seed, r.team_talk_seconds, "
+    "p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
     "EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
     "AND a.question_index = r.question_index) AS answered_current, "
     "(SELECT MAX(q.time_percent) FROM lobby_player q WHERE q.room_id = r.id AND NOT q.removed) AS closing_time_percent "

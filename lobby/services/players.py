@@ -27,6 +27,7 @@ from lobby.nicknames import clean_nickname
 from lobby.services.answers import close_where_everyone_answered
 from lobby.services.common import bump, closing_percent
 from lobby.services.rooms import normalize_code
+from lobby.services.teams import TeamChooser
 from lobby.tokens import player_token, read_player_token
 
 
@@ -37,9 +38,10 @@ class Joined:
     seq: int = 0  # the room's seq with this player in it: any picture at least this new shows them
 
 
-def player_join(*, code: str, nickname: object, asks_more_time: bool = False) -> Joined:
-    """A new player. `asks_more_time`: they ticked "I need more time"; the host confirms or declines it."""
-    result = players_join([JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time)])[0]
+def player_join(*, code: str, nickname: object, asks_more_time: bool = False, team: object = None) -> Joined:
+    """A new player. `asks_more_time`: they ticked "I need more time"; the host confirms or declines it. `team`:
+    the team picked in a room with named teams."""
+    result = players_join([JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team)])[0]
     if isinstance(result, GameError):
         raise result
     return result
@@ -50,6 +52,7 @@ class JoinIn:
     code: str
     nickname: object
     asks_more_time: bool = False
+    team: object = None  # a named room's team picked on joining (an auto room chooses for the player)
 
 
 def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
@@ -59,14 +62,16 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
     in one statement and the seq bumped once, so a room of 2,000 filling up is a few dozen transactions, not
     2,000 of them queued on one row lock. The lock keeps the count and the nicknames exact across processes."""
     results: list[Joined | GameError | None] = [None] * len(joins)
-    wanted: dict[str, list[tuple[int, str, str, bool]]] = {}
+    wanted: dict[str, list[tuple[int, str, str, bool, object]]] = {}
     for i, join in enumerate(joins):
         try:
             nickname, key = clean_nickname(join.nickname)
         except GameError as error:
             results[i] = error
             continue
-        wanted.setdefault(normalize_code(join.code), []).append((i, nickname, key, join.asks_more_time is True))
+        wanted.setdefault(normalize_code(join.code), []).append(
+            (i, nickname, key, join.asks_more_time is True, join.team)
+        )
     if wanted:
         with transaction.atomic():
             # In pk order, so two batches over the same rooms always lock them in one order.
@@ -87,7 +92,8 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
             for room in rooms:
                 count = counts.get(room.pk, 0)
                 added: list[tuple[int, Player]] = []
-                for i, nickname, key, more_time in wanted.pop(room.code):
+                chooser = TeamChooser(room)
+                for i, nickname, key, more_time, picked in wanted.pop(room.code):
                     if room.phase == Phase.FINISHED:
                         results[i] = GameOver()
                     elif room.locked:
@@ -99,10 +105,16 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
                     elif (room.pk, key) in taken:
                         results[i] = NicknameTaken()
                     else:
+                        try:
+                            team_id = chooser.choose(picked)
+                        except NotNow as error:
+                            results[i] = error
+                            continue
                         taken.add((room.pk, key))
-                        added.append(
-                            (i, Player(room=room, nickname=nickname, nickname_key=key, asks_more_time=more_time))
+                        player = Player(
+                            room=room, nickname=nickname, nickname_key=key, asks_more_time=more_time, team_id=team_id
                         )
+                        added.append((i, player))
                 if added:
                     Room.objects.filter(pk=room.pk).update(seq=F("seq") + 1)
                     events.room_changed(room_id=room.pk, coalesce=True)

@@ -30,8 +30,9 @@ def _compare_and_set(room: Room, target: Position, **fields) -> bool:
 
 def _start_question_fields(room: Room) -> dict:
     """The room's deadline is the last of its players' own: the clock closes the question then. With a moment to
-    read, the question's clock (and its speed bonus) starts when its options appear, that many seconds on."""
-    opens = timezone.now() + timedelta(seconds=room.reading_seconds)
+    read, the question's clock (and its speed bonus) starts when its options appear, that many seconds on; with
+    team talk, that many seconds later again (the options are shown, the answers wait)."""
+    opens = timezone.now() + timedelta(seconds=room.reading_seconds + room.team_talk_seconds)
     window = machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=closing_percent(room.pk))
     return {"question_started_at": opens, "deadline": opens + timedelta(milliseconds=window)}
 

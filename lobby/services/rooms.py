@@ -17,6 +17,7 @@ from lobby.exceptions import (
 from lobby.machine import Phase
 from lobby.models import Room
 from lobby.services.common import bump
+from lobby.services.teams import teams_create, teams_settings_clean
 from lobby.tokens import cohost_key, host_token, read_cohost_key, read_host_token
 from quiz.models import Round
 
@@ -48,17 +49,26 @@ def room_create(
     owner_key: str = "",
     no_speed_bonus: bool = False,
     reading_seconds: int = 0,
+    teams_mode: str = "off",
+    team_names: object = "",
+    team_count: object = 0,
+    team_talk_seconds: object = 0,
 ) -> CreatedRoom:
     """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
     given ("" keeps the round's order, as rooms from before shuffling do). `owner_key` files it among that
     host's past games. With `no_speed_bonus` a right answer scores the same at any moment. `reading_seconds`
-    (0-10) shows each question alone that long before its options appear and its clock starts."""
+    (0-10) shows each question alone that long before its options appear and its clock starts. With teams
+    (`teams_mode` auto: `team_count` colour teams; named: `team_names`, one a line) the room's teams are made with
+    it, and `team_talk_seconds` (0-30) holds the clock after the options appear (lobby/services/teams.py)."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
     if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
         raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
     reading_seconds = _reading_seconds(reading_seconds)
+    teams_mode, names, team_talk_seconds = teams_settings_clean(
+        teams_mode=teams_mode, team_names=team_names, team_count=team_count, team_talk_seconds=team_talk_seconds
+    )
     round_ = Round.objects.get(pk=round_id)
     count = round_.entries.count()
     if count == 0:
@@ -75,7 +85,10 @@ def room_create(
                     owner_key=owner_key,
                     no_speed_bonus=bool(no_speed_bonus),
                     reading_seconds=reading_seconds,
+                    teams_mode=teams_mode,
+                    team_talk_seconds=team_talk_seconds,
                 )
+                teams_create(room=room, names=names)
             break
         except IntegrityError:
             continue

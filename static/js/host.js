@@ -1,4 +1,4 @@
-import { Countdown, Reading, ordinal, progressText, renderBoard, roomSocket } from "./room.js";
+import { Countdown, Reading, ordinal, progressText, renderBoard, renderTeamBoard, roomSocket, teamName } from "./room.js";
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { kindOf } from "./kinds.js";
@@ -184,7 +184,29 @@ function renderLobby(state) {
       }),
     ),
   );
+  renderLobbyTeams(state);
   fitPlayerList(n);
+}
+
+// A room with teams: each team, its size and its newest members, beside the players' chips.
+function renderLobbyTeams(state) {
+  const list = $("team-list");
+  list.hidden = !state.teams;
+  if (!state.teams) return list.replaceChildren();
+  const members = new Map(state.teams.map((team) => [team.id, []]));
+  for (const p of state.players) members.get(p.team)?.push(p.nickname);
+  list.replaceChildren(
+    ...state.teams.map((team) => {
+      const item = el("li", { className: "team-row" });
+      item.dataset.colour = team.colour;
+      item.append(
+        el("span", { text: teamName(team), className: "nick" }),
+        el("span", { text: interpolate(ngettext("%s player", "%s players", team.size), [team.size]), className: "team-size" }),
+        el("span", { text: members.get(team.id).slice(-4).join(", "), className: "team-members" }),
+      );
+      return item;
+    }),
+  );
 }
 
 // The names drawn must fit the list's box: smaller chips first, then the chips that still do not fit are taken
@@ -235,7 +257,7 @@ function renderQuestion(state) {
   // With a moment to read, the options and the clock wait for it (each fresher frame says how long is left).
   countdown.stop();
   $("timer").textContent = "";
-  reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000));
+  reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000), state.talk_ms);
 }
 
 function renderReveal(state) {
@@ -260,14 +282,23 @@ function renderReveal(state) {
 
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
-  renderBoard($("leaderboard"), state.players, { limit: LEADERBOARD_PLACES, ranksBefore });
+  // With teams the team board comes first; the players' board under it keeps its top three.
+  $("team-board").hidden = !state.teams;
+  $("team-board-title").hidden = !state.teams;
+  if (state.teams) renderTeamBoard($("team-board"), state.teams);
+  renderBoard($("leaderboard"), state.players, { limit: state.teams ? 3 : LEADERBOARD_PLACES, ranksBefore });
   $("next-btn").textContent = state.question_index + 1 < state.question_count ? gettext("Next question") : gettext("Final results");
 }
 
 function renderFinished(state) {
   const top = [...state.players].sort((a, b) => a.rank - b.rank);
+  // With teams the podium is the teams'; the players' board under it.
+  const steps = state.teams
+    ? [...state.teams].sort((a, b) => a.rank - b.rank).map((team) => ({ ...team, nickname: teamName(team) }))
+    : top;
+  $("podium").dataset.teams = state.teams ? "true" : "false";
   $("podium").replaceChildren(
-    ...top.slice(0, 3).map((p, i) => {
+    ...steps.slice(0, 3).map((p, i) => {
       // Tied players share a rank; the podium's steps are the first three rows.
       const item = el("li", { className: `podium-${i + 1}` });
       item.append(
@@ -278,5 +309,5 @@ function renderFinished(state) {
       return item;
     }),
   );
-  renderBoard($("final-board"), top, { limit: FINAL_PLACES });
+  renderBoard($("final-board"), top, { limit: state.teams ? 5 : FINAL_PLACES });
 }

@@ -1,4 +1,4 @@
-import { Countdown, Reading, optionContent, ordinal, progressText, roomSocket } from "./room.js";
+import { Countdown, Reading, optionContent, ordinal, progressText, roomSocket, teamName } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { choices, kindOf } from "./kinds.js";
@@ -81,7 +81,11 @@ $("join-form")?.addEventListener("submit", (event) => { // absent when the game 
   const nickname = $("nickname").value.trim();
   // As the server counts: what a person sees ("👩🏽‍🚀" is one), not UTF-16 units as maxlength does (7 there).
   if (!nickname || visibleLength(nickname) > NICKNAME_MAX) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
-  if (!socket.send({ type: "join", nickname, more_time: $("more-time").checked })) showError(errorBox, gettext("Not connected yet — try again in a moment."));
+  const team = $("join-team");
+  if (team && !team.value) return showError(errorBox, gettext("Pick your team."));
+  const join = { type: "join", nickname, more_time: $("more-time").checked };
+  if (team) join.team = Number(team.value);
+  if (!socket.send(join)) showError(errorBox, gettext("Not connected yet — try again in a moment."));
 });
 
 $("report-form").addEventListener("submit", (event) => {
@@ -111,12 +115,14 @@ const renderPhase = phaseRenderer({
       [state.player_count],
     );
     $("no-speed-note").hidden = !state.no_speed_bonus;
+    renderLobbyTeam(state);
   },
   question: renderQuestion,
   reveal: renderReveal,
   leaderboard: (state) => {
     $("lb-rank").textContent = interpolate(gettext("You are #%(rank)s of %(count)s"), { rank: state.you.rank, count: state.player_count }, true);
     $("lb-score").textContent = interpolate(ngettext("%s point", "%s points", state.you.score), [state.you.score]);
+    renderTeamPlace($("lb-team"), state);
   },
   finished: renderFinished,
 });
@@ -157,8 +163,10 @@ function renderQuestion(state, previous) {
     countdown.stop();
     $("timer").textContent = "";
     const current = state;
-    reading.start(state.reading_ms, () =>
-      countdown.start(current.you.remaining_ms ?? current.remaining_ms, (current.timer_seconds * 1000 * percent) / 100),
+    reading.start(
+      state.reading_ms,
+      () => countdown.start(current.you.remaining_ms ?? current.remaining_ms, (current.timer_seconds * 1000 * percent) / 100),
+      state.talk_ms,
     );
   }
   renderLockedIn();
@@ -226,6 +234,42 @@ function renderReveal(state) {
   if (!reported) $("report-text").value = "";
 }
 
+function myTeam(state) {
+  return state.teams?.find((team) => team.id === state.you?.team) || null;
+}
+
+// In the lobby: the player's team and, with named teams, a switch to another one.
+function renderLobbyTeam(state) {
+  const team = myTeam(state);
+  $("lobby-team").hidden = !team;
+  if (team) {
+    $("lobby-team").textContent = interpolate(gettext("Your team: %s"), [teamName(team)]);
+    $("lobby-team").dataset.colour = team.colour;
+  }
+  const named = state.teams_mode === "named" && !!state.teams;
+  $("team-switch").hidden = !named;
+  if (!named) return;
+  const select = $("switch-team");
+  if (document.activeElement !== select) {
+    select.replaceChildren(...state.teams.map((t) => el("option", { text: teamName(t), attrs: { value: String(t.id) } })));
+    select.value = String(state.you.team ?? "");
+  }
+}
+$("switch-team").addEventListener("change", (event) => socket.send({ type: "team", team: Number(event.target.value) }));
+
+// The team's place among the teams and the player's place within it.
+function renderTeamPlace(node, state) {
+  const team = myTeam(state);
+  node.hidden = !team;
+  if (!team) return;
+  node.dataset.colour = team.colour;
+  node.textContent = interpolate(
+    gettext("%(team)s is #%(rank)s of %(teams)s teams with %(score)s points; you are #%(place)s of %(size)s in your team."),
+    { team: teamName(team), rank: team.rank, teams: state.teams.length, score: team.score, place: state.you.team_place, size: team.size },
+    true,
+  );
+}
+
 // The podium as the room saw it, and where this player finished.
 function renderFinished(state) {
   const you = state.you;
@@ -234,6 +278,7 @@ function renderFinished(state) {
     { rank: you.rank, count: state.player_count, score: you.score },
     true,
   );
+  renderTeamPlace($("final-team"), state);
   // The room's top places come with every state; this player's own line is `you`.
   const rows = [...state.top].sort((a, b) => a.rank - b.rank).slice(0, 3);
   if (!rows.some((p) => p.id === you.id)) rows.push(you);

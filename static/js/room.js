@@ -89,23 +89,49 @@ export class Reading {
     return this.timer !== null;
   }
 
-  start(readingMs, open) {
+  // `talkMs` (team talk, counted from now, the reading included): after the reading the options are shown but
+  // their controls wait, until the clock starts.
+  start(readingMs, open, talkMs = 0) {
     this.stop();
-    const opensAt = performance.now() + (readingMs || 0);
+    const now = performance.now();
+    const opensAt = now + (readingMs || 0);
+    const clockAt = Math.max(opensAt, now + (talkMs || 0));
+    const held = [];
     const done = () => {
       this.stop();
       this.note.hidden = true;
       this.options.hidden = false;
+      delete this.options.dataset.talk;
+      for (const control of held.splice(0)) control.disabled = false;
       open();
     };
-    if (!(readingMs > 0)) return done();
-    this.options.hidden = true;
+    if (!(clockAt > now)) return done();
     this.note.hidden = false;
     const tick = () => {
-      const left = Math.ceil((opensAt - performance.now()) / 1000);
-      if (left <= 0) return done();
+      const at = performance.now();
+      if (at >= clockAt) return done();
+      if (at < opensAt) {
+        this.options.hidden = true;
+        const left = Math.ceil((opensAt - at) / 1000);
+        this.note.textContent = interpolate(
+          ngettext("Read the question: the answers appear in %s second", "Read the question: the answers appear in %s seconds", left),
+          [left],
+        );
+        return;
+      }
+      if (this.options.hidden || this.options.dataset.talk === undefined) {
+        this.options.hidden = false;
+        this.options.dataset.talk = "";
+        for (const control of this.options.querySelectorAll("button, input")) {
+          if (!control.disabled) {
+            control.disabled = true;
+            held.push(control);
+          }
+        }
+      }
+      const left = Math.ceil((clockAt - at) / 1000);
       this.note.textContent = interpolate(
-        ngettext("Read the question: the answers appear in %s second", "Read the question: the answers appear in %s seconds", left),
+        ngettext("Team talk: agree on your answer. The clock starts in %s second", "Team talk: agree on your answer. The clock starts in %s seconds", left),
         [left],
       );
     };
@@ -149,6 +175,41 @@ export function renderBoard(list, players, { limit = 10, ranksBefore = null } = 
                 },
               }),
           el("span", { text: String(p.score), className: "score" }),
+        );
+        return item;
+      }),
+  );
+}
+
+// A team's name: the host's, or an automatic team's colour in this page's language.
+const COLOUR_NAMES = {
+  red: () => gettext("Red team"),
+  blue: () => gettext("Blue team"),
+  green: () => gettext("Green team"),
+  yellow: () => gettext("Yellow team"),
+  purple: () => gettext("Purple team"),
+  orange: () => gettext("Orange team"),
+  pink: () => gettext("Pink team"),
+  teal: () => gettext("Teal team"),
+};
+export function teamName(team) {
+  return team.name || (COLOUR_NAMES[team.colour] || (() => team.colour))();
+}
+
+// The team board: each team's rank, name (its colour beside it), size and score.
+export function renderTeamBoard(list, teams, { limit = 8 } = {}) {
+  list.replaceChildren(
+    ...[...teams]
+      .sort((a, b) => a.rank - b.rank)
+      .slice(0, limit)
+      .map((team) => {
+        const item = el("li", { className: "team-row" });
+        item.dataset.colour = team.colour;
+        item.append(
+          el("span", { text: `${team.rank}.`, className: "rank" }),
+          el("span", { text: teamName(team), className: "nick" }),
+          el("span", { text: interpolate(ngettext("%s player", "%s players", team.size), [team.size]), className: "move" }),
+          el("span", { text: String(team.score), className: "score" }),
         );
         return item;
       }),
