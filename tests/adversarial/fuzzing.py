@@ -14,7 +14,7 @@ FIGURES: dict[str, dict] = {}
 CHEAT_FIELDS = ["player", "player_id", "score", "points", "correct", "streak", "room", "code", "role", "id"]
 
 FIELDS = {
-    "join": ["nickname", "more_time"],
+    "join": ["nickname", "more_time", "team"],
     "resume": ["token"],
     "host": ["token"],
     "answer": ["question", "option"],
@@ -29,6 +29,7 @@ FIELDS = {
     "decline_time": ["player"],
     "speed_bonus": ["no_speed_bonus"],
     "reading": ["seconds"],
+    "team": ["team"],
     "ping": [],
     "sync": ["seq"],
 }

@@ -125,6 +125,68 @@ async def test_fuzz_host_actions(room, kind, sockets):
         await client.__aexit__()
 
 
+async def _named_teams_game(make_round, sockets):
+    """A room with named teams, its host, a fuzzing player and a bystander in the first team; and another room's
+    teams (a switch to one of those must be refused)."""
+    from lobby import services
+
+    def create():
+        made = services.room_create(
+            round_id=make_round().pk, timer_seconds=120, teams_mode="named", team_names="Owls\nFoxes"
+        )
+        other = services.room_create(round_id=make_round().pk, timer_seconds=120, teams_mode="named", team_names="A\nB")
+        return (
+            made,
+            list(made.room.teams.values_list("pk", flat=True)),
+            list(other.room.teams.values_list("pk", flat=True)),
+        )
+
+    created, mine, others = await _db(create)
+    code = created.room.code
+    host = await sockets.host(code, created.host_token, kind=Client)
+    players = []
+    for nickname in ("Fuzzer", "Bystander"):
+        client = await sockets.open(Client(code))
+        await client.send(type="join", nickname=nickname, team=mine[0])
+        joined = await client.until(lambda m: m["type"] in ("joined", "error"))
+        assert joined["type"] == "joined", joined
+        players.append((client, joined))
+    return created, host, players, mine, others
+
+
+@pytest.mark.parametrize("phase", ["lobby", "question"])
+async def test_fuzz_team(make_round, phase, sockets):
+    created, host, [(fuzzer, me), (bystander, other)], mine, others = await _named_teams_game(make_round, sockets)
+    if phase == "question":
+        await host.send(type="start")
+        await bystander.state(phase="question")
+    useful = [*mine, *others, me["player"]["id"], other["player"]["id"], 0, -1]
+    await fuzz(message("team", useful=useful), checker("team", fuzzer), max_examples=60)
+    teams = await _db(lambda: dict(Player.objects.filter(room=created.room).values_list("nickname", "team_id")))
+    # The fuzzer is in one of its room's teams (after the start: the one it joined), the bystander never moved.
+    assert teams["Bystander"] == mine[0]
+    assert teams["Fuzzer"] in (set(mine) if phase == "lobby" else {mine[0]})
+    for client in (host, fuzzer, bystander):
+        await client.__aexit__()
+
+
+async def test_fuzz_join_into_named_teams_each_from_a_fresh_connection(make_round, settings, sockets):
+    settings.ROOM_MAX_PLAYERS = 10_000
+    created, host, _, mine, others = await _named_teams_game(make_round, sockets)
+
+    async def check(frame):
+        async with Client(created.room.code) as client:
+            replies = await client.exchange(text=frame)
+        assert_handled(replies, allowed={"joined"})
+        record("join", frame, replies)
+
+    await fuzz(message("join", useful=["Ada", "Bo", *mine, *others]), check, max_examples=60)
+    # Everyone who got in is in one of this room's teams.
+    teams = await _db(lambda: set(Player.objects.filter(room=created.room).values_list("team_id", flat=True)))
+    assert teams <= set(mine)
+    await host.__aexit__()
+
+
 async def test_fuzz_join_each_from_a_fresh_connection(room, settings, sockets):
     settings.ROOM_MAX_PLAYERS = 10_000
     created = await room()
