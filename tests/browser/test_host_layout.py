@@ -168,3 +168,67 @@ def test_every_host_phase_holds_its_layout_in_three_languages_and_two_sizes(live
         assert scores and all(POINTS[language] in text and "pts" not in text for text in scores), scores
 
     _each_size(page, f"{language}-podium", points_in_the_pages_language)
+
+
+# Eight teams, the most a room has, with names of the longest a host may type (30 characters).
+TEAM_NAMES = ["Die unglaublich schnelle Eulen", *[f"The quiz night's table no. {n}" for n in range(2, 9)]]
+
+
+def _hosted_team_room():
+    round_ = RoundFactory(title="Quiz night: rivers, bones and the rest", questions=QUESTIONS)
+    created = services.room_create(
+        round_id=round_.pk, timer_seconds=120, teams_mode="named", team_names="\n".join(TEAM_NAMES)
+    )
+    session = SessionStore()
+    session[HOST_TOKENS] = {created.room.code: created.host_token}
+    session.create()
+    teams = list(created.room.teams.order_by("order").values_list("pk", flat=True))
+    players = [
+        services.player_join(code=created.room.code, nickname=name, team=teams[n % len(teams)]).player
+        for n, name in enumerate(NICKNAMES)
+    ]
+    return created.room, session, players
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+def test_the_team_lobby_board_and_podium_hold_their_layout_in_three_languages_and_two_sizes(
+    live_url, browser, language
+):
+    room, session, players = _off_the_loop(_hosted_team_room)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale=language)
+    host = live_url.split("//")[1].split(":")[0]
+    context.add_cookies(
+        [
+            {"name": "sessionid", "value": session.session_key, "domain": host, "path": "/"},
+            {"name": "django_language", "value": language, "domain": host, "path": "/"},
+        ]
+    )
+    page = context.new_page()
+    page.goto(f"{live_url}/host/{room.code}/")
+    expect(page.locator("#team-list li")).to_have_count(len(TEAM_NAMES))
+    _each_size(page, f"{language}-team-lobby")
+
+    page.locator("#start-btn").click()
+    expect(page.locator("#q-text")).to_have_text(QUESTIONS[0].text)
+    for n, player in enumerate(players[:12]):
+        _off_the_loop(
+            lambda p=player, o=int(n >= 2): services.answer_submit(player_id=p.pk, question_index=0, option=o)
+        )
+    page.locator("#close-btn").click()
+    page.locator("#to-leaderboard-btn").click()
+    expect(page.locator("#team-board li")).to_have_count(len(TEAM_NAMES))
+
+    def every_team_on_the_board(width, height):
+        board = page.locator("#team-board").bounding_box()
+        button = page.locator("#next-btn").bounding_box()
+        assert board["y"] + board["height"] <= button["y"], (width, height, board, button)
+        assert page.locator("#leaderboard li").count() == 3  # the best players under the teams
+
+    _each_size(page, f"{language}-team-leaderboard", every_team_on_the_board)
+
+    page.locator("#next-btn").click()
+    page.locator("#close-btn").click()
+    page.locator("#to-leaderboard-btn").click()
+    page.locator("#next-btn").click()
+    expect(page.locator("#podium li")).to_have_count(3)
+    _each_size(page, f"{language}-team-podium")
