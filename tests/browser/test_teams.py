@@ -18,7 +18,7 @@ from tests.browser.test_axe import AxeAudit
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-TALK = 3
+TALK = 5
 
 
 @pytest.fixture
