@@ -330,7 +330,13 @@ def results_csv(*, room: Room) -> str:
     header = []
     for number, question in enumerate(questions, start=1):
         header.append(f"Q{number}: {question.text} [correct {kind_of(question).answer_text(question)}]")
-    writer.writerow(["rank", "nickname", "score", *header])
+    # A game with teams says each player's team (the team CSV, lobby/team_board.py, has the teams' scores).
+    teams = (
+        {team.pk: team_board.team_name(team.name, team.order) for team in room.teams.all()}
+        if room.teams_mode != TeamsMode.OFF
+        else None
+    )
+    writer.writerow(["rank", "nickname", *(["team"] if teams is not None else []), "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []
         for index in range(len(questions)):
@@ -342,7 +348,8 @@ def results_csv(*, room: Room) -> str:
                 chosen = kind_of(question).response_text(question, answer.option, answer.response)
                 verdict = "right" if answer.correct else ("partly right" if (answer.credit or 0) > 0 else "wrong")
                 cells.append(f"{chosen} ({verdict}, {answer.points})")
-        writer.writerow([ranks[player.pk], player.nickname, player.score, *cells])
+        team = [teams.get(player.team_id, "")] if teams is not None else []
+        writer.writerow([ranks[player.pk], player.nickname, *team, player.score, *cells])
     return out.getvalue()
 
 

@@ -191,6 +191,12 @@ def test_the_live_board_the_results_page_and_the_team_csv_are_the_stored_answers
     assert by_name["Owls"]["Q2"] == "" and by_name["Owls"]["players"] == "Ann | Bea"  # the voided one counts nothing
     assert [row["rank"] for row in rows] == ["1", "2", "3"]
 
+    players = {
+        row["nickname"]: row
+        for row in csv.DictReader(io.StringIO(client.get(f"/host/{code}/results.csv").content.decode()))
+    }
+    assert (players["Ann"]["team"], players["Ben"]["team"]) == ("Owls", "Foxes")  # each player's team, beside
+
     page = client.get(f"/host/{code}/results/").content.decode()
     assert 'id="team-standings"' in page and "<td>Owls</td>" in page
     assert f'<td class="num">{round(expected[owls.pk])}</td>' in page
