@@ -262,6 +262,14 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 10."))
         await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
 
+    async def on_team_talk(self, message):
+        """{"seconds": 0-30}, in the lobby of a room with teams: team talk before each question's clock starts."""
+        self._require("host")
+        seconds = message.get("seconds")
+        if not isinstance(seconds, int) or isinstance(seconds, bool):
+            return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 30."))
+        await db(services.room_set_team_talk_seconds)(room_id=self.room_id, team_talk_seconds=seconds)
+
     async def on_team(self, message):
         """A player of a room with named teams moves to another of its teams: {"team": id}, in the lobby."""
         self._require("player")

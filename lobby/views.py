@@ -22,7 +22,7 @@ from lobby.forms import JoinForm, RoomCreateForm
 from lobby.machine import Phase
 from lobby.models import Room
 from lobby.selectors import results_csv
-from lobby.teams import TeamsMode
+from lobby.teams import MAX_TEAM_TALK, TeamsMode
 from lobby.tokens import HOST_TOKENS
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
@@ -79,6 +79,8 @@ def _too_many(error: ratelimit.RateLimited) -> HttpResponse:
 
 # The host screen's choices for a moment to read: every whole second the create form takes.
 READING_CHOICES = tuple(range(settings.ROOM_MAX_READING + 1))
+# ... and for team talk, in steps of 5 seconds (any whole second from 0 to 30 on the home page).
+TEAM_TALK_CHOICES = tuple(range(0, MAX_TEAM_TALK + 1, 5))
 
 
 @require_http_methods(["GET", "POST"])
@@ -227,6 +229,7 @@ def host(request: HttpRequest, code: str) -> HttpResponse:
         "join_url": join_url,
         "qr_svg": join_qr,
         "reading_choices": READING_CHOICES,
+        "team_talk_choices": sorted({*TEAM_TALK_CHOICES, room.team_talk_seconds}),
     }
     return render(request, "lobby/host.html", context)
 

@@ -51,7 +51,7 @@ from lobby.services.rooms import (
     room_set_reading_seconds,
     rooms_move,
 )
-from lobby.services.teams import player_team_set
+from lobby.services.teams import player_team_set, room_set_team_talk_seconds
 from lobby.tokens import player_token
 
 __all__ = [
@@ -92,5 +92,6 @@ __all__ = [
     "room_set_locked",
     "room_set_no_speed_bonus",
     "room_set_reading_seconds",
+    "room_set_team_talk_seconds",
     "rooms_move",
 ]

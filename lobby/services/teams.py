@@ -105,3 +105,21 @@ def player_team_set(*, room_id: int, player_id: int, team_id: object) -> None:
             .update(team_id=team_id)
         ):
             bump(room_id)
+
+
+def room_set_team_talk_seconds(*, room_id: int, team_talk_seconds: object) -> None:
+    """The host changes the team talk in the lobby (a room with teams only), like the moment to read."""
+    if (
+        not isinstance(team_talk_seconds, int)
+        or isinstance(team_talk_seconds, bool)
+        or not 0 <= team_talk_seconds <= teams.MAX_TEAM_TALK
+    ):
+        raise NotNow(_("Team talk must be 0 to %(max)s seconds.") % {"max": teams.MAX_TEAM_TALK})
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if room.teams_mode == TeamsMode.OFF:
+            raise NotNow(_("Team talk is for games with teams."))
+        if room.phase != Phase.LOBBY:
+            raise NotNow(_("Team talk can only be changed before the game starts."))
+        Room.objects.filter(pk=room_id).update(team_talk_seconds=team_talk_seconds)
+        bump(room_id)

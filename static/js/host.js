@@ -50,6 +50,7 @@ $("void-btn").addEventListener("click", (event) => {
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 $("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
 $("reading-seconds").addEventListener("change", (event) => socket.send({ type: "reading", seconds: Number(event.target.value) }));
+$("team-talk-seconds")?.addEventListener("change", (event) => socket.send({ type: "team_talk", seconds: Number(event.target.value) }));
 
 // Extra time (accessibility mode): a player's time (x1, x1.5, x2) and their "I need more time" request, from the
 // template the page renders (its texts are translated there). In the lobby list, and in the game's panel.
@@ -162,6 +163,7 @@ function renderLobby(state) {
   $("lock-room").checked = state.locked;
   $("no-speed-bonus").checked = state.no_speed_bonus;
   $("reading-seconds").value = String(state.reading_seconds ?? 0);
+  if ($("team-talk-seconds") && state.teams) $("team-talk-seconds").value = String(state.team_talk_seconds ?? 0);
   $("start-btn").disabled = n === 0;
   // The players come in join order: the newest last, shown first; a player waiting for an answer to "I need
   // more time" stays listed (first) however many joined after them, so the host can answer.

@@ -30,6 +30,7 @@ FIELDS = {
     "speed_bonus": ["no_speed_bonus"],
     "reading": ["seconds"],
     "team": ["team"],
+    "team_talk": ["seconds"],
     "ping": [],
     "sync": ["seq"],
 }

@@ -15,7 +15,8 @@ from .helpers import KNOWN_ERROR_CODES, Client, joined_client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HOST_TYPES = [
-    *["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus", "reading"]
+    *["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus", "reading"],
+    "team_talk",
 ]
 
 
@@ -166,6 +167,18 @@ async def test_fuzz_team(make_round, phase, sockets):
     # The fuzzer is in one of its room's teams (after the start: the one it joined), the bystander never moved.
     assert teams["Bystander"] == mine[0]
     assert teams["Fuzzer"] in (set(mine) if phase == "lobby" else {mine[0]})
+    for client in (host, fuzzer, bystander):
+        await client.__aexit__()
+
+
+async def test_fuzz_team_talk_in_a_room_with_teams(make_round, sockets):
+    created, host, [(fuzzer, _), (bystander, _)], _, _ = await _named_teams_game(make_round, sockets)
+    useful = [0, 5, 10, 30, 31, -1, 15]
+    await fuzz(message("team_talk", useful=useful), checker("team_talk", host), max_examples=50)
+    # Whatever the frames said, the team talk is one the game offers (0-30 s), and a player cannot set it.
+    assert 0 <= await _db(lambda: Room.objects.get(pk=created.room.pk).team_talk_seconds) <= 30
+    await fuzzer.send(type="team_talk", seconds=0)
+    assert (await fuzzer.error())["message"] == "Only the host can do that."
     for client in (host, fuzzer, bystander):
         await client.__aexit__()
 

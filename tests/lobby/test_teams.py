@@ -322,6 +322,32 @@ async def test_a_player_switches_team_over_the_socket_in_the_lobby_only(make_rou
     assert team == foxes.pk
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_the_host_sets_team_talk_in_the_lobby_over_the_socket(make_round, sockets, host_socket):
+    created, (owls, _) = await database_sync_to_async(_named_room)(make_round)
+    host = await host_socket(created)
+    assert host.snapshot["team_talk_seconds"] == 0  # the default: off
+    await host.send(type="team_talk", seconds=15)
+    assert (await host.state(team_talk_seconds=15))["teams_mode"] == "named"
+    for bad in (31, -1):
+        await host.send(type="team_talk", seconds=bad)
+        assert "0 to 30 seconds" in (await host.error())["message"]
+    await host.send(type="team_talk", seconds="15")
+    assert (await host.error())["code"] == "bad_message"
+    await database_sync_to_async(services.player_join)(code=created.room.code, nickname="Ann", team=owls.pk)
+    await host.send(type="start", phase="lobby", index=-1)
+    await host.state(phase="question")
+    await host.send(type="team_talk", seconds=0)
+    assert (await host.error())["message"] == "Team talk can only be changed before the game starts."
+    room = await database_sync_to_async(Room.objects.get)(pk=created.room.pk)
+    assert room.team_talk_seconds == 15 and room.deadline - room.question_started_at == timedelta(seconds=20)
+    plain = await database_sync_to_async(services.room_create)(
+        round_id=(await database_sync_to_async(make_round)()).pk, timer_seconds=20
+    )
+    with pytest.raises(NotNow, match="games with teams"):
+        await database_sync_to_async(services.room_set_team_talk_seconds)(room_id=plain.room.pk, team_talk_seconds=5)
+
+
 @pytest.mark.django_db
 def test_a_room_without_teams_sends_no_team_fields(make_round):
     created = services.room_create(round_id=make_round().pk, timer_seconds=20)
