@@ -61,7 +61,7 @@ class TeamScore:
     size: int  # members counted (those still in the room)
     per_question: dict[int, float]  # question index -> the mean of the members' points on it
     total: float  # sum of per_question
-    rank: int = 0  # competition ranking ("1224") of the totals
+    rank: int = 0  # competition ranking ("1224") of the totals in whole points
 
 
 def team_scores(
@@ -83,8 +83,9 @@ def team_scores(
         scores.append(
             TeamScore(team=team, size=len(players), per_question=per_question, total=sum(per_question.values()))
         )
-    # Ranked on the totals to a hundredth: a float's last digits never split a tie the screen shows as one.
-    ranks = rank([(score.team, round(score.total * 100)) for score in scores])
+    # Ranked on the totals as every screen shows them (whole points): two teams shown with the same score share
+    # their place, and a float's last digits never split them.
+    ranks = rank([(score.team, round(score.total)) for score in scores])
     return [TeamScore(s.team, s.size, s.per_question, s.total, ranks[s.team]) for s in scores]
 
 

@@ -63,6 +63,11 @@ def test_the_mean_counts_a_member_who_did_not_answer_as_0_and_ranks_ties_togethe
     assert [score.rank for score in scored] == [2, 1, 3]
     tied = teams.team_scores(members={1: [10], 2: [20, 21]}, questions=[0], points={(10, 0): 500, (20, 0): 1000})
     assert [score.rank for score in tied] == [1, 1]
+    # 1000 / 3 and 333: shown alike, so placed alike.
+    shown_alike = teams.team_scores(
+        members={1: [10, 11, 12], 2: [20]}, questions=[0], points={(10, 0): 1000, (20, 0): 333}
+    )
+    assert [round(score.total) for score in shown_alike] == [333, 333] and [s.rank for s in shown_alike] == [1, 1]
 
 
 @pytest.mark.django_db
