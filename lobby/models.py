@@ -31,6 +31,13 @@ class Room(models.Model):
     # A moment to read: seconds the question is shown alone before its options appear; the clock and the speed
     # bonus start with the options (question_started_at is then that moment, a little after the phase change).
     reading_seconds = models.PositiveSmallIntegerField(default=0)
+    # Opened on a round still being written (quiz Round.writing): `question_count` grows as questions pass the
+    # gate. At a leaderboard whose next question is not ready yet the room waits since `waiting_since` (bounded,
+    # ROOM_WRITING_WAIT_SECONDS); `end_note` says why such a game ended early: "short" (the writing ended with
+    # fewer questions than asked) or "timeout" (the next one was not ready in time).
+    written_live = models.BooleanField(default=False)
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    end_note = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
