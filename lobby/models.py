@@ -35,7 +35,7 @@ class Room(models.Model):
     # gate. At a leaderboard whose next question is not ready yet the room waits since `waiting_since` (bounded,
     # ROOM_WRITING_WAIT_SECONDS); `end_note` says why such a game ended early: "short" (the writing ended with
     # fewer questions than asked) or "timeout" (the next one was not ready in time).
-    written_live = models.BooleanField(default=False)
+    written_live = models.BooleanField(default=False, db_index=True)
     waiting_since = models.DateTimeField(null=True, blank=True)
     end_note = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)

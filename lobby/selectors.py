@@ -25,7 +25,8 @@ from verifier import conf
 
 _ROOM_FIELDS = ("seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "option_seed", "round__title", "round__check_status",
-                "no_speed_bonus", "reading_seconds", "question_started_at")  # fmt: skip
+                "no_speed_bonus", "reading_seconds", "question_started_at",
+                "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -157,6 +158,12 @@ def room_picture(*, room_id: int) -> Picture:
         # Questions taken out of the scores after review (their points no longer count).
         "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
     }
+    if room["written_live"]:
+        # A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits
+        # for the next one; `end_note`, why the game ended early ("short", "timeout").
+        snapshot.update(
+            writing=room["round__writing"], waiting=room["waiting_since"] is not None, end_note=room["end_note"]
+        )
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)

@@ -75,6 +75,8 @@ def room_create(
                     owner_key=owner_key,
                     no_speed_bonus=bool(no_speed_bonus),
                     reading_seconds=reading_seconds,
+                    # Its questions are still being written and checked: the room plays them as they are ready.
+                    written_live=round_.writing,
                 )
             break
         except IntegrityError:
