@@ -52,9 +52,10 @@ def _job(job_id: int) -> GenerationJob:
     return GenerationJob.objects.select_related("round").get(pk=job_id)
 
 
-async def _play_question(host, player, index: int) -> dict:
-    """Question `index` shown, answered by the player, closed by the host, then its leaderboard."""
-    question = await player.state(phase="question", question_index=index)
+async def _play_question(host, player, index: int, question: dict | None = None) -> dict:
+    """Question `index` shown (`question`: its frame, if already read), answered by the player, closed by the
+    host, then its leaderboard."""
+    question = question or await player.state(phase="question", question_index=index)
     await player.send(type="answer", question=index, option=0)
     await player.until(lambda m: m["type"] == "answered")
     await host.state(phase="reveal", question_index=index)
@@ -94,7 +95,7 @@ async def test_the_first_question_is_played_while_later_ones_are_still_checked_a
     assert waiting["question_count"] == 1
     second = await player.state(phase="question", question_index=1)
     assert second["question"]["text"] == good_question(0, 3)["question"]
-    await _play_question(host, player, 1)
+    await _play_question(host, player, 1, second)
     await host.send(type="next", phase="leaderboard", index=1)
     await _play_question(host, player, 2)
     await host.send(type="next", phase="leaderboard", index=2)
