@@ -29,7 +29,16 @@ from quiz.generation.write_outcome import Candidate, Mark, check_counts, mark_of
 from quiz.generation.writer import RoundWriter, WriteOutcome, WriterProgress
 from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale, round_writing_end
 from quiz.kinds import DEFAULT, KINDS
-from quiz.models import CheckStatus, GenerationJob, GenerationStatus, Provenance, Question, Round, RoundQuestion
+from quiz.models import (
+    CheckStatus,
+    GenerationJob,
+    GenerationStatus,
+    JobKind,
+    Provenance,
+    Question,
+    Round,
+    RoundQuestion,
+)
 from quiz.selectors import generation_snapshot
 from quiz.services import question_create, round_create
 from quiz.signals import round_generated
@@ -213,7 +222,9 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
     job_broadcast(job_id)
     # A run before this one (its worker died) may have published some: this one writes the rest.
     already = list(
-        Question.objects.filter(entries__round_id=job.round_id).order_by("entries__position").values_list("text", flat=True)
+        Question.objects.filter(entries__round_id=job.round_id)
+        .order_by("entries__position")
+        .values_list("text", flat=True)
     )
     spec = RoundSpec(
         count=max(1, job.count - len(already)),
@@ -254,7 +265,12 @@ def _job_progress_save(*, job_id: int, progress: WriterProgress) -> bool:
 
 
 def _add_questions(
-    *, job: GenerationJob, round_: Round, candidates: list[Candidate], marks: dict[str, Mark], gated: bool,
+    *,
+    job: GenerationJob,
+    round_: Round,
+    candidates: list[Candidate],
+    marks: dict[str, Mark],
+    gated: bool,
     published: dict[str, int],
 ) -> list[Candidate]:
     """Append `candidates` to the round in order, never past the count asked for; returns those added."""
@@ -406,8 +422,9 @@ def generation_cancel(*, job_id: int, owner_key: str) -> GenerationJob:
 def _published_discard(*, job_id: int) -> None:
     """A cancelled job keeps nothing half-made: what it published goes, unless a game already uses it (then the
     game ends with those questions)."""
-    round_id = GenerationJob.objects.filter(pk=job_id).values_list("round_id", flat=True).first()
-    if round_id is None:
+    round_id = GenerationJob.objects.filter(pk=job_id, kind=JobKind.WRITE).values_list("round_id", flat=True).first()
+    # Only a round this job was writing: a check job's round is the host's own.
+    if round_id is None or not Round.objects.filter(pk=round_id, writing=True).exists():
         return
     question_ids = list(RoundQuestion.objects.filter(round_id=round_id).values_list("question_id", flat=True))
     try:

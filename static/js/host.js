@@ -158,7 +158,7 @@ function renderWriting(state) {
   const n = state.question_count;
   let text = "";
   if (state.end_note === "short" && state.phase === "finished") {
-    text = interpolate(ngettext("The round ended early: only %s question passed the checker.", "The round ended early: only %s questions passed the checker.", n), [n]);
+    text = interpolate(ngettext("The round ended early: its writing stopped after %s question.", "The round ended early: its writing stopped after %s questions.", n), [n]);
   } else if (state.end_note === "timeout" && state.phase === "finished") {
     text = interpolate(ngettext("The next question was not ready in time: the game ended after %s question.", "The next question was not ready in time: the game ended after %s questions.", n), [n]);
   } else if (state.waiting) {

@@ -6,7 +6,6 @@ with the questions it had."""
 import asyncio
 import json
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -39,9 +38,11 @@ async def _wait_for_ready(job_id: int, count: int, timeout: float = 15) -> Gener
         return job if job.round_id and job.round.entries.count() >= count else None
 
     async with asyncio.timeout(timeout):
-        while (job := await database_sync_to_async(ready)()) is None:
+        while True:
+            job = await database_sync_to_async(ready)()
+            if job is not None:
+                return job
             await asyncio.sleep(0.02)
-    return job
 
 
 def _open_room(round_id: int):
