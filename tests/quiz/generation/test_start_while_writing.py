@@ -5,11 +5,13 @@ with the questions it had."""
 
 import asyncio
 import json
+import re
 import threading
 from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
+from django.urls import reverse
 from django.utils import timezone
 
 from lobby import machine
@@ -220,3 +222,27 @@ def test_a_job_taken_over_after_its_worker_died_does_not_repeat_what_it_publishe
     assert not job.round.writing
     # The new run was told what was already there.
     assert good_question(0, 1)["question"] in writer.user_prompt(0)
+
+
+@pytest.mark.django_db
+def test_the_generate_page_offers_the_room_once_the_first_question_is_ready(writer, client):
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    job = generation_job_create(owner_key="host-key", count=5, topic="Birds")
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert re.search(r'data-show="ready"\s+hidden', page)
+    round_ = RoundFactory(questions=[], title="Birds", provenance="model")
+    data = good_question(0, 1)
+    question = Question.objects.create(
+        text=data["question"], options=data["options"], correct_index=0, provenance="model"
+    )
+    round_.entries.create(question=question, position=0)
+    Round.objects.filter(pk=round_.pk).update(writing=True, expected_count=5)
+    GenerationJob.objects.filter(pk=job.pk).update(status=GenerationStatus.RUNNING, round=round_)
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert not re.search(r'data-show="ready"\s+hidden', page)
+    assert "1 question ready to play" in page
+    assert f'id="open-room" href="/?round={round_.pk}"' in page and "Open the room now" in page
+    # The round's questions are listed once it is finished, not while it is still being written.
+    assert "Play this round" not in page
