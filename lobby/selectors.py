@@ -278,6 +278,9 @@ def results_csv(*, room: Room) -> str:
     room of the round, whatever order a room showed), whether it was right and its points. The header names each
     question and its correct option."""
     questions = round_question_list(round_id=room.round_id)
+    if room.written_live:
+        # Its round may have grown after the game ended early: only what the game could play.
+        questions = questions[: room.question_count]
     players = list(room.players.filter(removed=False))
     ranks = machine.rank([(p.pk, p.score) for p in players])
     answers = {(a.player_id, a.question_index): a for a in room.answers.all()}

@@ -130,8 +130,18 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
     published: dict[str, int] = {}
     publish = sync_to_async(_job_publish)
 
+    waiting: list[Candidate] = []
+
     async def publish_ready(candidates: list[Candidate]) -> None:
-        await publish(job_id=job_id, candidates=candidates, gated=gate.enabled, published=published)
+        # In order: what a failed store left waiting goes first with the next ones (or at the finish).
+        waiting.extend(candidates)
+        try:
+            await publish(job_id=job_id, candidates=list(waiting), gated=gate.enabled, published=published)
+        except Exception:
+            logger.warning(
+                "generation %s: storing ready questions failed; tried again with the next", job_id, exc_info=True
+            )
+        waiting[:] = [candidate for candidate in waiting if candidate.key not in published]
 
     writer = RoundWriter(
         spec=spec,
@@ -321,10 +331,17 @@ def _round_for(job: GenerationJob) -> Round:
     return round_
 
 
-@transaction.atomic
 def _job_publish(*, job_id: int, candidates: list[Candidate], gated: bool, published: dict[str, int]) -> None:
     """Questions ready to play while the rest is still being written: appended to the round (created at the first),
-    which a game may already be playing. Nothing once the job is no longer running (cancelled)."""
+    which a game may already be playing; `published` learns what was stored once it is committed. Nothing once the
+    job is no longer running (cancelled)."""
+    stored: dict[str, int] = {}
+    with transaction.atomic():
+        _job_publish_stored(job_id=job_id, candidates=candidates, gated=gated, published=stored)
+    published.update(stored)
+
+
+def _job_publish_stored(*, job_id: int, candidates: list[Candidate], gated: bool, published: dict[str, int]) -> None:
     job = GenerationJob.objects.select_for_update().get(pk=job_id)
     if job.status != GenerationStatus.RUNNING:
         return
