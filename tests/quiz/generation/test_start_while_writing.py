@@ -18,11 +18,13 @@ from lobby import machine
 from lobby.machine import Action, Phase, Position
 from lobby.models import Room
 from lobby.services import game_act, room_create, writing_tick
+from quiz.exceptions import QuizError
 from quiz.generation.jobs import generation_job_create, generation_run, jobs_requeue_stale
 from quiz.generation.writer import RoundWriter
+from quiz.host_rounds import host_round_save
 from quiz.models import GenerationJob, GenerationStatus, Question, Round
 from quiz.selectors import generation_snapshot
-from tests.factories import PlayerFactory, RoomFactory, RoundFactory
+from tests.factories import SAMPLE, PlayerFactory, RoomFactory, RoundFactory
 from tests.fakes.writer_server import Turn, good_question
 from tests.quiz.generation import dropping
 
@@ -55,10 +57,17 @@ def _job(job_id: int) -> GenerationJob:
     return GenerationJob.objects.select_related("round").get(pk=job_id)
 
 
+async def _question_frame(player, index: int) -> dict:
+    return await player.until(
+        lambda m: m["type"] == "state" and m["phase"] == "question" and m["question_index"] == index, timeout=30
+    )
+
+
 async def _play_question(host, player, index: int, question: dict | None = None) -> dict:
     """Question `index` shown (`question`: its frame, if already read), answered by the player, closed by the
     host, then its leaderboard."""
-    question = question or await player.state(phase="question", question_index=index)
+    # Up to the slow checks' 8 s and more: a question not ready yet is waited for.
+    question = question or await _question_frame(player, index)
     await player.send(type="answer", question=index, option=0)
     await player.until(lambda m: m["type"] == "answered")
     await host.state(phase="reveal", question_index=index)
@@ -71,10 +80,10 @@ async def _play_question(host, player, index: int, question: dict | None = None)
 async def test_the_first_question_is_played_while_later_ones_are_still_checked_and_a_dropped_one_is_never_shown(
     gate_on, sockets, host_socket, game_clock
 ):
-    # Asked 3 (the writer asks 5): the 1st passes at once, the 2nd is dropped at once, the rest take 5 s each to
+    # Asked 3 (the writer asks 5): the 1st passes at once, the 2nd is dropped at once, the rest take 8 s each to
     # check, so the game has played its first question long before the round is complete.
     gate_on.script.probabilities = {"DROPME": 0.1}
-    gate_on.script.latencies = {"question 3:": 5.0, "question 4:": 5.0, "question 5:": 5.0}
+    gate_on.script.latencies = {"question 3:": 8.0, "question 4:": 8.0, "question 5:": 8.0}
     gate_on.writer.make_question = dropping("0.2")
     job = await database_sync_to_async(generation_job_create)(owner_key="k", count=3, topic="Birds")
     runner = _run_in_background(job.pk)
@@ -96,7 +105,7 @@ async def test_the_first_question_is_played_while_later_ones_are_still_checked_a
     await host.send(type="next", phase="leaderboard", index=0)
     waiting = await host.state(phase="leaderboard", question_index=0, waiting=True)
     assert waiting["question_count"] == 1
-    second = await player.state(phase="question", question_index=1)
+    second = await _question_frame(player, 1)
     assert second["question"]["text"] == good_question(0, 3)["question"]
     await _play_question(host, player, 1, second)
     await host.send(type="next", phase="leaderboard", index=1)
@@ -246,3 +255,13 @@ def test_the_generate_page_offers_the_room_once_the_first_question_is_ready(writ
     assert f'id="open-room" href="/?round={round_.pk}"' in page and "Open the room now" in page
     # The round's questions are listed once it is finished, not while it is still being written.
     assert "Play this round" not in page
+
+
+@pytest.mark.django_db
+def test_a_round_still_being_written_cannot_be_edited_until_it_is_finished():
+    round_ = RoundFactory(owner_key="host-key")
+    Round.objects.filter(pk=round_.pk).update(writing=True, expected_count=5)
+    before = list(round_.entries.values_list("question_id", flat=True))
+    with pytest.raises(QuizError, match="still being written"):
+        host_round_save(owner_key="host-key", round_id=round_.pk, title="Mine", questions=[SAMPLE[0]])
+    assert list(round_.entries.values_list("question_id", flat=True)) == before
