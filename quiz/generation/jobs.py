@@ -231,10 +231,14 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
         return None
     job_broadcast(job_id)
     # A run before this one (its worker died) may have published some: this one writes the rest.
-    already = list(
-        Question.objects.filter(entries__round_id=job.round_id)
-        .order_by("entries__position")
-        .values_list("text", flat=True)
+    already = (
+        list(
+            Question.objects.filter(entries__round_id=job.round_id)
+            .order_by("entries__position")
+            .values_list("text", flat=True)
+        )
+        if job.round_id is not None
+        else []
     )
     spec = RoundSpec(
         count=max(1, job.count - len(already)),

@@ -265,3 +265,15 @@ def test_a_round_still_being_written_cannot_be_edited_until_it_is_finished():
     with pytest.raises(QuizError, match="still being written"):
         host_round_save(owner_key="host-key", round_id=round_.pk, title="Mine", questions=[SAMPLE[0]])
     assert list(round_.entries.values_list("question_id", flat=True)) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fresh_job_writes_the_whole_round_whatever_questions_wait_outside_rounds(writer):
+    # A question in no round (one the gate dropped, kept for review) is not a question this job published.
+    data = good_question(9, 9)
+    Question.objects.create(text=data["question"], options=data["options"], correct_index=0, provenance="model")
+    job = generation_job_create(owner_key="k", count=3, topic="Birds")
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.round.entries.count() == 3 and writer.asked() == [3]
+    assert data["question"] not in writer.user_prompt(0)
