@@ -3,7 +3,9 @@
     .venv/bin/python bench/generate_round.py [--token-delay 0.004] [--check-latency 0.3] [--runs 3]
 
 The writer streams; each question goes to the gate as soon as it is complete. Printed: wall time to a
-playable round, the writing time, and the share of checking time that overlapped writing.
+playable round, the writing time, and the share of checking time that overlapped writing; with the gate on, also
+when the first question was playable (it passed the gate, every question written before it decided: a game can
+start then while the rest is still being written), every run's figures and their median.
 """
 
 import argparse
@@ -31,7 +33,7 @@ from verifier.conf import gate_config  # noqa: E402
 from verifier.gate import Gate  # noqa: E402
 
 
-async def one_round(count: int) -> tuple[float, float, float, int]:
+async def one_round(count: int) -> tuple[float, float, float, int, float]:
     gate = Gate(config=gate_config(), threshold=0.6, calibrated=False)
     started = time.monotonic()
     async with gate:
@@ -39,7 +41,8 @@ async def one_round(count: int) -> tuple[float, float, float, int]:
     wall = time.monotonic() - started
     assert outcome.playable and len(outcome.played) == count, outcome.message
     writing = sum(end - start for start, end in outcome.timeline.writing)
-    return wall, writing, outcome.timeline.overlap_share(), outcome.progress.asked
+    first = outcome.timeline.first_ready - started
+    return wall, writing, outcome.timeline.overlap_share(), outcome.progress.asked, first
 
 
 def main() -> None:
@@ -78,6 +81,10 @@ def main() -> None:
             if backend != "off":
                 serial = writing + -(-results[0][3] // 4) * args.check_latency
                 line += f", checking overlapped writing {overlap:.0%}; check-after-write would take ~{serial:5.2f} s"
+                first = statistics.median(r[4] for r in results)
+                line += f"; first question playable in {first:5.2f} s (whole round {wall:5.2f} s)"
+                runs = ", ".join(f"{r[4]:.2f}/{r[0]:.2f}" for r in results)
+                line += f"\n  runs (first question / whole round, s): {runs}"
             print(line)
     finally:
         server.stop()

@@ -17,6 +17,9 @@ ROOM_MAX_TIMER = 120
 # A moment to read: the question alone for this many seconds before its options appear and the clock starts
 # (0-10; 0, off, is the default: the timer already gives time to read, and a host turns it on for long texts).
 ROOM_MAX_READING = 10
+# A game opened while its round is still being written waits this long at a leaderboard for its next question
+# to pass the gate, then ends with the questions it had.
+ROOM_WRITING_WAIT_SECONDS = env.float("ROOM_WRITING_WAIT_SECONDS", default=60)
 WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 # The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
 # with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.

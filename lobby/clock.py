@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from core.cancellation import stop_if_cancelled
-from lobby.services import close_due_questions, resume_after_outage
+from lobby.services import close_due_questions, resume_after_outage, writing_tick
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ async def clock_stop() -> None:
 async def _run() -> None:
     tick = database_sync_to_async(close_due_questions, thread_sensitive=False)
     resume = database_sync_to_async(resume_after_outage, thread_sensitive=False)
+    writing = database_sync_to_async(writing_tick, thread_sensitive=False)
     outage = False
     while True:
         try:
@@ -53,6 +54,7 @@ async def _run() -> None:
                 logger.warning("database reachable again; %d open question(s) given more time", extended)
                 outage = False
             await tick()
+            await writing()
         except asyncio.CancelledError:
             raise
         except (OperationalError, InterfaceError):

@@ -38,8 +38,10 @@ class IllegalMove(Exception):
     pass
 
 
-def transition(current: Position, action: Action, *, total: int) -> Position:
-    """Where `action` takes a game at `current`; raises IllegalMove when it does not apply."""
+def transition(current: Position, action: Action, *, total: int, more_coming: bool = False) -> Position:
+    """Where `action` takes a game at `current`; raises IllegalMove when it does not apply. `total`: the questions
+    ready to play; `more_coming`: more may still be added (a round still being written), so a leaderboard whose
+    next question is not ready yet stays where it is (the room waits) instead of finishing the game."""
     phase, index = current.phase, current.index
     if action is Action.START and phase is Phase.LOBBY and total > 0:
         return Position(Phase.QUESTION, 0)
@@ -50,6 +52,8 @@ def transition(current: Position, action: Action, *, total: int) -> Position:
     if action is Action.NEXT and phase is Phase.LEADERBOARD:
         if index + 1 < total:
             return Position(Phase.QUESTION, index + 1)
+        if more_coming:
+            return current
         return Position(Phase.FINISHED, index)
     raise IllegalMove(f"{action} is not allowed in {phase}")
 

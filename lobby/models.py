@@ -39,6 +39,13 @@ class Room(models.Model):
         max_length=8, choices=[(mode.value, mode.value) for mode in TeamsMode], default=TeamsMode.OFF.value
     )
     team_talk_seconds = models.PositiveSmallIntegerField(default=0)
+    # Opened on a round still being written (quiz Round.writing): `question_count` grows as questions pass the
+    # gate. At a leaderboard whose next question is not ready yet the room waits since `waiting_since` (bounded,
+    # ROOM_WRITING_WAIT_SECONDS); `end_note` says why such a game ended early: "short" (the writing ended with
+    # fewer questions than asked) or "timeout" (the next one was not ready in time).
+    written_live = models.BooleanField(default=False, db_index=True)
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    end_note = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -91,6 +91,9 @@ class GameResults:
 def game_results(*, room: Room) -> GameResults:
     """Five queries whatever the room's size: questions, players, answers, flags, reports (and voided)."""
     questions = round_question_list(round_id=room.round_id)
+    if room.written_live:
+        # Its round may have grown after the game ended early: only what the game could play.
+        questions = questions[: room.question_count]
     closed = set(machine.closed_questions(room.position))
     voided = set(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True))
     players = list(Player.objects.filter(room=room, removed=False).values_list("id", "nickname", "score"))

@@ -27,7 +27,8 @@ from verifier import conf
 _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "option_seed", "round__title", "round__check_status",
                 "no_speed_bonus", "reading_seconds", "question_started_at",
-                "teams_mode", "team_talk_seconds")  # fmt: skip
+                "teams_mode", "team_talk_seconds",
+                "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -173,6 +174,12 @@ def room_picture(*, room_id: int) -> Picture:
         snapshot["teams_mode"] = room["teams_mode"]
         snapshot["team_talk_seconds"] = room["team_talk_seconds"]
         snapshot["teams"], team_places = _team_board(room, rows, voided)
+    if room["written_live"]:
+        # A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits
+        # for the next one; `end_note`, why the game ended early ("short", "timeout").
+        snapshot.update(
+            writing=room["round__writing"], waiting=room["waiting_since"] is not None, end_note=room["end_note"]
+        )
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
@@ -321,6 +328,9 @@ def results_csv(*, room: Room) -> str:
     room of the round, whatever order a room showed), whether it was right and its points. The header names each
     question and its correct option."""
     questions = round_question_list(round_id=room.round_id)
+    if room.written_live:
+        # Its round may have grown after the game ended early: only what the game could play.
+        questions = questions[: room.question_count]
     players = list(room.players.filter(removed=False))
     ranks = machine.rank([(p.pk, p.score) for p in players])
     answers = {(a.player_id, a.question_index): a for a in room.answers.all()}

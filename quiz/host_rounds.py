@@ -2,6 +2,7 @@
 
 from django.db import transaction
 from django.db.models import Count
+from django.utils.translation import gettext as _
 
 from quiz.checking.rounds import CheckMark, question_check_marks, round_check_refresh
 from quiz.exceptions import QuizError, RoundNotFound
@@ -42,6 +43,9 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
     round_ = Round.objects.select_for_update().filter(pk=round_id, owner_key=owner_key).first()
     if round_ is None:
         raise RoundNotFound("That round does not exist or is not yours.")
+    if round_.writing:
+        # Its writer appends to it as questions pass the gate: edit it once it is finished.
+        raise QuizError(_("This round is still being written: edit it once it is finished."))
     # Questions are never changed or deleted (answers and checks may point at them): an unchanged
     # question keeps its row, a changed or new one gets a new row, and the round's entries are replaced.
     current = list(round_.entries.select_related("question"))

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from quiz import conf
 from quiz.events import generation_changed
-from quiz.models import GenerationJob, GenerationStatus
+from quiz.models import GenerationJob, GenerationStatus, Round
 from quiz.selectors import generation_snapshot
 
 logger = logging.getLogger(__name__)
@@ -61,4 +61,12 @@ def job_fail(*, job_id: int, message: str) -> None:
         updated_at=timezone.now(),
     )
     if updated:
+        # What it published stays playable (a game may be playing it): the round is written no further.
+        round_writing_end(round_id=GenerationJob.objects.filter(pk=job_id).values_list("round_id", flat=True).first())
         job_broadcast(job_id)
+
+
+def round_writing_end(*, round_id: int | None) -> None:
+    """The round's writing stopped: a game playing it ends after its last question."""
+    if round_id is not None:
+        Round.objects.filter(pk=round_id, writing=True).update(writing=False)

@@ -106,6 +106,11 @@ class Round(models.Model):
     # mark, {"total", "doubtful", "unverified", "unchecked"}; empty when the round was never checked that way. The
     # words ("checked: 2 doubtful kept by the host") are made from them in the reader's language (check_label).
     check_counts = models.JSONField(default=dict, blank=True)
+    # A model-written round is created at its first question that passes the gate, and its questions are added
+    # in the writer's order as they pass: `writing` while more may come (a game may already play the ready ones),
+    # `expected_count` the number asked for (None: not written that way).
+    writing = models.BooleanField(default=False)
+    expected_count = models.PositiveSmallIntegerField(null=True, blank=True)
     questions = models.ManyToManyField(Question, through="RoundQuestion", related_name="rounds")
     created_at = models.DateTimeField(auto_now_add=True)
 

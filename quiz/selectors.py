@@ -5,11 +5,26 @@ from typing import Any
 
 from quiz.images import image_url
 from quiz.kinds import DEFAULT
-from quiz.models import GenerationJob, Pack, Question, Round
+from quiz.models import GenerationJob, Pack, Question, Round, RoundQuestion
 
 
 def round_question_list(*, round_id: int) -> list[Question]:
     return [entry.question for entry in Round.objects.get(pk=round_id).entries.select_related("question")]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """How much of a round a game can play: `ready` questions, more may come while `writing` (the writer and the
+    gate are still at it), `expected` of them were asked for (None: not a round written that way)."""
+
+    ready: int
+    writing: bool
+    expected: int | None
+
+
+def round_readiness(*, round_id: int) -> Readiness:
+    writing, expected = Round.objects.filter(pk=round_id).values_list("writing", "expected_count").get()
+    return Readiness(ready=RoundQuestion.objects.filter(round_id=round_id).count(), writing=writing, expected=expected)
 
 
 def round_question_at(*, round_id: int, position: int) -> Question:
@@ -123,6 +138,8 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
         "message": job.message,
         "round_id": job.round_id,
         "play_url": f"/?round={job.round_id}" if job.round_id else "",
+        # Questions ready to play (passed the gate, in order) while the rest is still being written.
+        "ready": RoundQuestion.objects.filter(round_id=job.round_id).count() if job.round_id else 0,
     }
 
 

@@ -32,7 +32,7 @@ from lobby.services.players import (
     player_time_set,
     players_join,
 )
-from lobby.services.progress import close_due_questions, game_act, question_close, resume_after_outage
+from lobby.services.progress import close_due_questions, game_act, question_close, resume_after_outage, writing_tick
 from lobby.services.reports import report_create
 from lobby.services.rooms import (
     CODE_ALPHABET,
@@ -87,6 +87,7 @@ __all__ = [
     "question_close",
     "report_create",
     "resume_after_outage",
+    "writing_tick",
     "room_by_code",
     "room_create",
     "room_set_locked",

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Max, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -17,7 +17,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Room
 from lobby.services.common import closing_percent
 from quiz.kinds import kind_of
-from quiz.selectors import round_question_facts
+from quiz.selectors import round_question_facts, round_readiness
 
 
 def _compare_and_set(room: Room, target: Position, **fields) -> bool:
@@ -46,17 +46,84 @@ def game_act(
         return False
     if action is Action.CLOSE:
         return question_close(room_id=room_id, question_index=room.question_index)
+    total, more_coming, expected = room.question_count, False, None
+    if room.written_live:
+        # Its round is still being written: what is ready now, and whether more may come.
+        readiness = round_readiness(round_id=room.round_id)
+        total, more_coming, expected = max(readiness.ready, room.question_count), readiness.writing, readiness.expected
     try:
-        target = machine.transition(room.position, action, total=room.question_count)
+        target = machine.transition(room.position, action, total=total, more_coming=more_coming)
     except machine.IllegalMove:
         raise NotNow() from None
     if action is Action.START and not room.players.filter(removed=False).exists():
         raise NotNow(_("Wait for at least one player to join before starting."))
+    if target == room.position:
+        # The next question is still being checked: the room waits for it (the clock moves it on, `writing_tick`).
+        with transaction.atomic():
+            waits = Room.objects.filter(
+                pk=room.pk, phase=room.phase, question_index=room.question_index, waiting_since__isnull=True
+            ).update(waiting_since=timezone.now(), question_count=total, seq=F("seq") + 1)
+            if waits:
+                events.room_changed(room_id=room.pk)
+        return bool(waits)
     fields = _start_question_fields(room) if target.phase == Phase.QUESTION else {}
+    if room.written_live:
+        fields.update(_written_live_fields(target, ready=total, expected=expected))
     with transaction.atomic():
         moved = _compare_and_set(room, target, **fields)
         if moved:
             events.room_changed(room_id=room.pk)
+    return moved
+
+
+def _written_live_fields(target: Position, *, ready: int, expected: int | None, note: str = "short") -> dict:
+    """A room on a round written while it plays: its ready count, and why it ended early (fewer than asked)."""
+    fields: dict = {"question_count": ready, "waiting_since": None}
+    if target.phase == Phase.FINISHED and expected is not None and ready < expected:
+        fields["end_note"] = note
+    return fields
+
+
+def writing_tick() -> int:
+    """The clock's part for rooms playing a round still being written (every process's ticker calls it): each
+    follows its round's ready count, and one waiting at a leaderboard moves on to its next question once that is
+    ready, or ends with the questions it had when the writing ended or ROOM_WRITING_WAIT_SECONDS ran out. Returns
+    how many rooms moved."""
+    moved = 0
+    rooms = (
+        Room.objects.filter(written_live=True)
+        .exclude(phase=Phase.FINISHED)
+        .annotate(ready=Count("round__entries"))
+        .values_list("pk", "ready", "round__writing", "round__expected_count", "question_count", "waiting_since")
+    )
+    waited_enough = timezone.now() - timedelta(seconds=settings.ROOM_WRITING_WAIT_SECONDS)
+    for room_id, ready, writing, expected, count, waiting_since in list(rooms):
+        ready = max(ready, count)
+        if waiting_since is None:
+            if ready != count and Room.objects.filter(pk=room_id, question_count=count).update(
+                question_count=ready, seq=F("seq") + 1
+            ):
+                events.room_changed(room_id=room_id)
+            continue
+        room = Room.objects.get(pk=room_id)
+        if room.phase != Phase.LEADERBOARD:
+            continue
+        if room.question_index + 1 < ready:
+            target, fields = Position(Phase.QUESTION, room.question_index + 1), _start_question_fields(room)
+        elif not writing or waiting_since <= waited_enough:
+            target, fields = Position(Phase.FINISHED, room.question_index), {}
+        else:
+            if ready != count and Room.objects.filter(pk=room_id, question_count=count).update(
+                question_count=ready, seq=F("seq") + 1
+            ):
+                events.room_changed(room_id=room_id)
+            continue
+        note = "short" if not writing else "timeout"
+        fields.update(_written_live_fields(target, ready=ready, expected=expected, note=note))
+        with transaction.atomic():
+            if _compare_and_set(room, target, **fields):
+                events.room_changed(room_id=room_id)
+                moved += 1
     return moved
 
 

@@ -87,6 +87,8 @@ def room_create(
                     reading_seconds=reading_seconds,
                     teams_mode=teams_mode,
                     team_talk_seconds=team_talk_seconds,
+                    # Its questions are still being written and checked: the room plays them as they are ready.
+                    written_live=round_.writing,
                 )
                 teams_create(room=room, names=names)
             break

@@ -48,6 +48,8 @@ class Timeline:
     started: float = 0.0
     writing: list[tuple[float, float]] = field(default_factory=list)
     checks: list[tuple[float, float]] = field(default_factory=list)
+    # When the first question was ready to play (passed the gate, or failed open), 0.0 if none ever was.
+    first_ready: float = 0.0
     finished: float = 0.0
 
     def overlap_share(self) -> float:

@@ -62,6 +62,10 @@ __all__ = ["CHECKER_UNAVAILABLE_MESSAGE", "RoundWriter", "WriteOutcome", "Writer
 
 # Called with a copy of the progress after each step; returns False when the host cancelled.
 ProgressReport = Callable[[WriterProgress], Awaitable[bool]]
+# Called with the questions that just became ready to play, in the writer's order: each passed the gate (or
+# failed open, unverified), every question written before it is decided, and never more than the round's count
+# in all. A game may show them while the rest is still being written; a dropped one is never among them.
+Publish = Callable[[list[Candidate]], Awaitable[None]]
 
 
 def first_ask(count: int, *, gated: bool) -> int:
@@ -82,7 +86,11 @@ class RoundWriter:
         report: ProgressReport | None = None,
         source_limit: int = 50_000,
         client: Any = None,
+        publish: Publish | None = None,
+        already: list[str] | None = None,
     ) -> None:
+        """`already`: the texts of questions a run before this one published (a job taken over from a worker that
+        died): repeats of them are dropped, and the prompt asks for others."""
         self.spec = spec
         self.config = config
         self.gate = gate
@@ -95,8 +103,14 @@ class RoundWriter:
         self.error = ""
         self._report = report
         self._report_lock = asyncio.Lock()
-        self._seen: set[str] = set()
+        self._already = list(already or [])
+        self._seen: set[str] = {dedupe_key(text) for text in self._already}
         self._client_override = client
+        self._publish = publish
+        self._publish_lock = asyncio.Lock()
+        # The questions ready to play, in order, and how many candidates were looked at for them.
+        self.ready: list[Candidate] = []
+        self._scanned = 0
         self._model: ModelClient | None = None
         # What the host's message is made of.
         self.attempts: list[AttemptFacts] = []
@@ -179,7 +193,7 @@ class RoundWriter:
         messages = build_messages(
             spec=self.spec,
             ask=ask,
-            already=[candidate.data.text for candidate in self.candidates],
+            already=self._already + [candidate.data.text for candidate in self.candidates],
             source_limit=self.source_limit,
         )
         extractor = ItemExtractor()
@@ -289,7 +303,26 @@ class RoundWriter:
         self.progress.checked += 1
         if not candidate.decision.playable:
             self.progress.dropped += 1
+        await self._publish_ready()
         await self.report()
+
+    async def _publish_ready(self) -> None:
+        """Hand on the questions that became ready: the decided prefix of the candidates, what it passed."""
+        async with self._publish_lock:
+            fresh = []
+            for candidate in self.candidates[self._scanned :]:
+                if candidate.decision is None:
+                    break
+                self._scanned += 1
+                if candidate.decision.playable and len(self.ready) < self.spec.count:
+                    self.ready.append(candidate)
+                    fresh.append(candidate)
+            if not fresh or self.cancelled:
+                return
+            if not self.timeline.first_ready:
+                self.timeline.first_ready = time.monotonic()
+            if self._publish is not None:
+                await self._publish(fresh)
 
     def _facts(self, played: list[Candidate]) -> RoundFacts:
         return RoundFacts(

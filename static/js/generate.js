@@ -24,6 +24,13 @@ function show(job) {
   const label = job.kind === "check" && job.status === "running" ? gettext("Checking") : labels[job.status];
   setField("status_label", label || job.status);
   for (const node of root.querySelectorAll('[data-show="gated"]')) node.hidden = !job.gated;
+  // Questions ready to play while the rest is still being written: the room can open with the first.
+  const ready = root.querySelector('[data-show="ready"]');
+  if (ready) {
+    ready.hidden = !(job.ready > 0) || job.finished;
+    setField("ready_text", interpolate(ngettext("%s question ready to play", "%s questions ready to play", job.ready), [job.ready]));
+    if (job.play_url) document.getElementById("open-room").href = job.play_url;
+  }
   const message = root.querySelector('[data-field="message"]');
   if (message) {
     message.textContent = job.message || "";

@@ -149,6 +149,26 @@ function render(next) {
   $("round-title").textContent = state.title;
   renderPhase(state);
   renderTimePanel(state);
+  renderWriting(state);
+}
+
+// A round still being written while the game plays: how many questions are ready, the wait for the next one,
+// and why a game ended early.
+function renderWriting(state) {
+  const note = $("writing-note");
+  const n = state.question_count;
+  let text = "";
+  if (state.end_note === "short" && state.phase === "finished") {
+    text = interpolate(ngettext("The round ended early: its writing stopped after %s question.", "The round ended early: its writing stopped after %s questions.", n), [n]);
+  } else if (state.end_note === "timeout" && state.phase === "finished") {
+    text = interpolate(ngettext("The next question was not ready in time: the game ended after %s question.", "The next question was not ready in time: the game ended after %s questions.", n), [n]);
+  } else if (state.waiting) {
+    text = interpolate(gettext("Next question is still being checked… (%s ready)"), [n]);
+  } else if (state.writing && state.phase !== "finished") {
+    text = interpolate(ngettext("%s question ready, more are being checked", "%s questions ready, more are being checked", n), [n]);
+  }
+  note.textContent = text;
+  note.hidden = !text;
 }
 
 function updateAnswered(message) {
@@ -289,7 +309,9 @@ function renderLeaderboard(state) {
   $("team-board-title").hidden = !state.teams;
   if (state.teams) renderTeamBoard($("team-board"), state.teams);
   renderBoard($("leaderboard"), state.players, { limit: state.teams ? 3 : LEADERBOARD_PLACES, ranksBefore });
-  $("next-btn").textContent = state.question_index + 1 < state.question_count ? gettext("Next question") : gettext("Final results");
+  const more = state.question_index + 1 < state.question_count || state.writing;
+  $("next-btn").textContent = more ? gettext("Next question") : gettext("Final results");
+  $("next-btn").disabled = Boolean(state.waiting);
 }
 
 function renderFinished(state) {
