@@ -204,11 +204,8 @@ def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict
 def _answers_told(player: Player, room: Room) -> list[dict[str, Any]]:
     """The player's own answers with what was right, for when they may see it."""
     told = []
-    for index, option, response, correct, points in (
-        Answer.objects.filter(player=player).order_by("question_index").values_list(
-            "question_index", "option", "response", "correct", "points"
-        )
-    ):
+    rows = Answer.objects.filter(player=player).order_by("question_index")
+    for index, correct, points in rows.values_list("question_index", "correct", "points"):
         question, _order, kind = _question(room, index)
         told.append(_verdict(question, kind, index=index, correct=correct, points=points))
     return told
@@ -253,9 +250,10 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
         player, progress, room, assignment = _locked(player_id)
         if not isinstance(question_index, int) or isinstance(question_index, bool):
             raise AnswerRefused(_("The answer must name the question it is for."))
-        if question_index < progress.question_index or Answer.objects.filter(
-            player=player, question_index=question_index
-        ).exists():
+        if (
+            question_index < progress.question_index
+            or Answer.objects.filter(player=player, question_index=question_index).exists()
+        ):
             raise AlreadyAnswered()
         if question_index != progress.question_index or progress.opened_at is None:
             raise AnswerRefused(_("That question is not open."))

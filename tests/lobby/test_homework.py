@@ -75,12 +75,12 @@ def test_two_players_at_different_times_each_on_their_own_clock(make_round, cloc
     ben, _token = homework.homework_join(code=created.room.code, nickname="Ben")
     ben_reply = _play(ben.pk, clock, 0, RIGHT[0], after_s=15)
 
-    assert ann_reply["verdict"]["points"] == answer_score(
-        streak=0, correct=True, elapsed_ms=5000, window_ms=20000
-    ).points  # 875
-    assert ben_reply["verdict"]["points"] == answer_score(
-        streak=0, correct=True, elapsed_ms=15000, window_ms=20000
-    ).points  # 625
+    assert (
+        ann_reply["verdict"]["points"] == answer_score(streak=0, correct=True, elapsed_ms=5000, window_ms=20000).points
+    )  # 875
+    assert (
+        ben_reply["verdict"]["points"] == answer_score(streak=0, correct=True, elapsed_ms=15000, window_ms=20000).points
+    )  # 625
     assert ann_reply["verdict"]["points"] == 875 and ben_reply["verdict"]["points"] == 625
     # The streak bonus counts as in a live game: Ann's second right answer in a row.
     second = _play(ann.pk, clock, 1, RIGHT[1], after_s=0)
@@ -239,8 +239,10 @@ def test_results_csv_and_audit_equal_the_stored_answers(make_round, clock):
     for (name, index), points in stored.items():
         assert re.search(rf"\({'right' if points else 'wrong'}, {points}\)$", by_name[name][3 + index])
     assert by_name["Ben"][4] == ""  # the question he let run out
-    assert int(by_name["Ann"][2]) == Player.objects.get(pk=ann.pk).score == sum(
-        points for (name, _i), points in stored.items() if name == "Ann"
+    assert (
+        int(by_name["Ann"][2])
+        == Player.objects.get(pk=ann.pk).score
+        == sum(points for (name, _i), points in stored.items() if name == "Ann")
     )
     trail = room_audit(room)
     audited = {
