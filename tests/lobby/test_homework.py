@@ -8,8 +8,11 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
+from django.conf import settings
 from django.test import Client
+from django.utils import timezone
 
 from lobby.audit import room_audit
 from lobby.exceptions import AlreadyAnswered, NicknameTaken, NotNow, TooLate
@@ -17,6 +20,7 @@ from lobby.machine import Phase, answer_score
 from lobby.models import Answer, Player, Room
 from lobby.selectors import results_csv
 from lobby.services import homework
+from tests.support.servers import start_asgi
 
 T0 = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
 DEADLINE = T0 + timedelta(days=2)
@@ -251,3 +255,52 @@ def test_results_csv_and_audit_equal_the_stored_answers(make_round, clock):
         for answer in question["answers"]
     }
     assert audited == stored
+
+
+needs_servers = pytest.mark.skipif(
+    not settings.REDIS_URL or settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"),
+    reason="a real server process restart plays on PostgreSQL and Redis",
+)
+
+
+@needs_servers
+@pytest.mark.django_db(transaction=True)
+def test_a_player_resumes_after_the_server_process_is_killed_and_started_again(make_round, tmp_path):
+    """Nothing of a player's place is in a process's memory: the server dies mid-question (SIGKILL), a new one
+    starts, and the player is on the same question with the same clock, and can answer it."""
+    created = homework.assignment_create(
+        round_id=make_round().pk, deadline=timezone.now() + timedelta(days=1), reveal="each", timer_seconds=120
+    )
+    Room.objects.filter(pk=created.room.pk).update(option_seed="")
+    code = created.room.code
+
+    def client_of(server):
+        http = httpx.Client(base_url=f"http://127.0.0.1:{server.port}", timeout=20)
+        http.get(f"/hw/{code}/").raise_for_status()
+        return http
+
+    def post(http, path, body):
+        headers = {"X-CSRFToken": http.cookies["csrftoken"]}
+        return http.post(f"/hw/{code}/api/{path}", json=body, headers=headers)
+
+    server = start_asgi("asgi", log_path=tmp_path / "asgi-1.log")
+    try:
+        http = client_of(server)
+        token = post(http, "join", {"nickname": "Ann"}).json()["token"]
+        assert post(http, "start", {"token": token, "question": 0}).status_code == 200
+        assert post(http, "answer", {"token": token, "question": 0, "option": RIGHT[0]}).status_code == 200
+        opened = post(http, "start", {"token": token, "question": 1}).json()
+    finally:
+        server.kill()
+    server = start_asgi("asgi", log_path=tmp_path / "asgi-2.log")
+    try:
+        http = client_of(server)
+        state = post(http, "state", {"token": token}).json()
+        assert state["question_index"] == 1 and state["question"]["text"] == opened["text"]
+        assert 0 < state["question"]["remaining_ms"] <= opened["remaining_ms"]  # the same clock, still running
+        reply = post(http, "answer", {"token": token, "question": 1, "option": RIGHT[1]}).json()
+        assert reply["verdict"]["correct"] is True and reply["next"] == 2
+    finally:
+        server.stop()
+    player = Player.objects.get(room__code=code)
+    assert reply["score"] == player.score == sum(Answer.objects.filter(player=player).values_list("points", flat=True))
