@@ -12,6 +12,7 @@ divided by the answers; joins and openings are in it too, so it is an upper boun
 import argparse
 import asyncio
 import random
+import subprocess
 import sys
 import time
 from datetime import timedelta
@@ -46,7 +47,8 @@ def make_assignment(questions: int, timer: int) -> str:
 async def player(number: int, base: str, code: str, args, limits: asyncio.Semaphore, stats: dict) -> None:
     await asyncio.sleep(random.uniform(0, args.window * 0.2))  # players come over the first part of the window
     gap = args.window * 0.8 / args.questions
-    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+    # Idle connections let go before uvicorn closes them (its keep-alive is 5 s): no request on a dead one.
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(keepalive_expiry=3)) as http:
         async with limits:
             (await http.get(f"/hw/{code}/")).raise_for_status()
         headers = {"X-CSRFToken": http.cookies["csrftoken"]}
@@ -74,9 +76,7 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
                 stats["errors"] += 1
 
 
-async def run(args) -> None:
-    code = make_assignment(args.questions, args.timer)
-    analyze()
+async def run(args, code: str) -> None:
     popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
     try:
         stats = {"ack": [], "open": [], "errors": 0}
@@ -87,7 +87,11 @@ async def run(args) -> None:
         seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
     finally:
         popen.terminate()
-        popen.wait(20)
+        try:
+            popen.wait(20)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait(10)
     answers = len(stats["ack"])
     print(
         f"players {args.players} x {args.questions} questions over {seconds:.0f} s ({args.workers} worker(s)): "
@@ -106,10 +110,14 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=60, help="seconds of wall time the players spread over")
     parser.add_argument("--timer", type=int, default=30)
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=100, help="requests in flight at most")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="requests in flight at most (each a database connection)"
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    asyncio.run(run(args))
+    code = make_assignment(args.questions, args.timer)
+    analyze()
+    asyncio.run(run(args, code))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ carries the CSRF token (the page's script sends it as X-CSRFToken from the csrft
 
 import json
 
+from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -129,12 +130,23 @@ def _api(handler):
             return JsonResponse({"error": str(error), "code": error.code}, status=403)
         except GameError as error:
             return JsonResponse({"error": str(error), "code": error.code}, status=400)
+        finally:
+            _let_go_of_the_connection()
         response = JsonResponse(reply)
         response["Cache-Control"] = "no-store"
         return response
 
     view.__name__ = handler.__name__
     return require_POST(view)
+
+
+def _let_go_of_the_connection() -> None:
+    """Under ASGI each sync request runs on a thread of its own, and a persistent connection (CONN_MAX_AGE)
+    stays open with its thread: 200 players answering at once held PostgreSQL's 100 connections and refused the
+    rest (bench/homework_load.py). These endpoints are the many small requests of many players, so each closes
+    its connection when done (inside a test's transaction it stays)."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 def _player(code: str, data: dict):
