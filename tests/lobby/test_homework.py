@@ -18,6 +18,7 @@ from lobby.audit import room_audit
 from lobby.exceptions import AlreadyAnswered, NicknameTaken, NotNow, TooLate
 from lobby.machine import Phase, answer_score
 from lobby.models import Answer, Player, Room
+from lobby.retention import retention_cutoff, rooms_past_retention
 from lobby.selectors import results_csv
 from lobby.services import homework
 from tests.support.servers import start_asgi
@@ -304,3 +305,15 @@ def test_a_player_resumes_after_the_server_process_is_killed_and_started_again(m
         server.stop()
     player = Player.objects.get(room__code=code)
     assert reply["score"] == player.score == sum(Answer.objects.filter(player=player).values_list("points", flat=True))
+
+
+@pytest.mark.django_db
+def test_retention_keeps_an_assignment_until_its_deadline_is_past_the_retention_period(make_round, settings):
+    created = homework.assignment_create(
+        round_id=make_round().pk, deadline=timezone.now() + timedelta(days=60), reveal="each", timer_seconds=20
+    )
+    Room.objects.filter(pk=created.room.pk).update(created_at=timezone.now() - timedelta(days=400))
+    soon = retention_cutoff(now=timezone.now())
+    later = retention_cutoff(now=timezone.now() + timedelta(days=60 + settings.RETENTION_DAYS + 1))
+    assert not rooms_past_retention(cutoff=soon).filter(pk=created.room.pk).exists()
+    assert rooms_past_retention(cutoff=later).filter(pk=created.room.pk).exists()
