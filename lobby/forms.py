@@ -1,3 +1,5 @@
+from datetime import UTC, datetime, timedelta
+
 from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy
@@ -55,3 +57,34 @@ class RoomCreateForm(forms.Form):
 
 class JoinForm(forms.Form):
     code = forms.CharField(max_length=12, label=_("Game code"))
+
+
+class HomeworkCreateForm(forms.Form):
+    """An assignment: the round, its timer, and a deadline as the host's clock reads it. The page's script fills
+    `tz_offset` with the browser's offset from UTC at that date (minutes, as JavaScript's getTimezoneOffset:
+    UTC minus local); without it the time is taken as UTC."""
+
+    source = forms.CharField()
+    timer_seconds = forms.IntegerField(
+        min_value=settings.ROOM_MIN_TIMER, max_value=settings.ROOM_MAX_TIMER, initial=settings.ROOM_DEFAULT_TIMER
+    )
+    deadline_date = forms.DateField(label=_("Deadline: date"))
+    deadline_time = forms.TimeField(label=_("Deadline: time"))
+    tz_offset = forms.IntegerField(min_value=-16 * 60, max_value=16 * 60, required=False)
+    reveal = forms.ChoiceField(
+        choices=[
+            ("each", _("Show the right answer after each question")),
+            ("deadline", _("Show the right answers only after the deadline")),
+        ],
+        initial="each",
+        widget=forms.RadioSelect,
+    )
+    no_speed_bonus = forms.BooleanField(required=False)
+
+    clean_source = RoomCreateForm.clean_source
+
+    def deadline_utc(self):
+        """The deadline as an aware UTC datetime."""
+        local = datetime.combine(self.cleaned_data["deadline_date"], self.cleaned_data["deadline_time"])
+        offset = self.cleaned_data.get("tz_offset") or 0
+        return (local + timedelta(minutes=offset)).replace(tzinfo=UTC)

@@ -168,3 +168,37 @@ class VoidedQuestion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.room} Q{self.question_index + 1} voided"
+
+
+class Assignment(models.Model):
+    """Homework: a room played alone, each player on their own clock, until a deadline. The room itself is
+    created already past its last question (phase finished), so the results page, CSV and audit export read it
+    as a finished game and no live socket plays it (lobby/services/homework.py)."""
+
+    REVEAL_EACH = "each"
+    REVEAL_DEADLINE = "deadline"
+
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="assignment")
+    deadline = models.DateTimeField()  # UTC: no one starts a question after it
+    # "each": a player sees the right answer after each question; "deadline": only once the deadline is past.
+    reveal = models.CharField(
+        max_length=8, choices=[(REVEAL_EACH, REVEAL_EACH), (REVEAL_DEADLINE, REVEAL_DEADLINE)], default=REVEAL_EACH
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Homework {self.room.code}"
+
+
+class HomeworkProgress(models.Model):
+    """Where one player of an assignment stands: the question they are on, when they opened it and their own
+    deadline for it (their timer, stretched by extra time, never past the assignment's)."""
+
+    player = models.OneToOneField(Player, on_delete=models.CASCADE, related_name="homework")
+    question_index = models.PositiveSmallIntegerField(default=0)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    own_deadline = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.player} at Q{self.question_index + 1}"

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from lobby.models import Answer, Player, Report, Room
+from lobby.models import Answer, Assignment, Player, Report, Room
 from quiz.image_retention import orphan_images_purge
 from quiz.models import GenerationJob
 
@@ -48,11 +48,13 @@ def retention_cutoff(*, days: int | None = None, now: datetime | None = None) ->
 
 
 def rooms_past_retention(*, cutoff: datetime):
-    """Rooms created before `cutoff` in which no one joined, answered or reported since."""
+    """Rooms created before `cutoff` in which no one joined, answered or reported since, and that are not
+    homework still open then (an assignment's deadline counts as its last activity)."""
     return Room.objects.filter(created_at__lt=cutoff).exclude(
         Exists(Player.objects.filter(room=OuterRef("pk"), joined_at__gte=cutoff))
         | Exists(Answer.objects.filter(room=OuterRef("pk"), created_at__gte=cutoff))
         | Exists(Report.objects.filter(room=OuterRef("pk"), created_at__gte=cutoff))
+        | Exists(Assignment.objects.filter(room=OuterRef("pk"), deadline__gte=cutoff))
     )
 
 

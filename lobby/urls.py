@@ -1,6 +1,6 @@
 from django.urls import path
 
-from lobby import views
+from lobby import homework_views, views
 
 app_name = "lobby"
 urlpatterns = [
@@ -15,4 +15,12 @@ urlpatterns = [
     path("host/<str:code>/audit.json", views.audit, name="audit"),
     path("host/<str:code>/cohost/", views.cohost, name="cohost"),
     path("host/<str:code>/cohost/replace/", views.cohost_replace, name="cohost_replace"),
+    path("homework/new/", homework_views.homework_new, name="homework_new"),
+    path("homework/<str:code>/", homework_views.homework_host, name="homework_host"),
+    path("homework/<str:code>/status.json", homework_views.homework_status, name="homework_status"),
+    path("hw/<str:code>/", homework_views.homework_play, name="homework_play"),
+    path("hw/<str:code>/api/join", homework_views.api_join, name="homework_api_join"),
+    path("hw/<str:code>/api/state", homework_views.api_state, name="homework_api_state"),
+    path("hw/<str:code>/api/start", homework_views.api_start, name="homework_api_start"),
+    path("hw/<str:code>/api/answer", homework_views.api_answer, name="homework_api_answer"),
 ]

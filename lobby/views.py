@@ -83,6 +83,32 @@ READING_CHOICES = tuple(range(settings.ROOM_MAX_READING + 1))
 TEAM_TALK_CHOICES = tuple(range(0, MAX_TEAM_TALK + 1, 5))
 
 
+def _source_choices(request: HttpRequest) -> list[dict]:
+    """The packs and this host's rounds a game (or homework) can be made of, as the forms' radio buttons."""
+    page_language = translation.get_language() or settings.LANGUAGE_CODE
+    choices = [
+        {
+            "value": f"pack:{pack.pk}",
+            "title": pack.title,
+            "note": pack.description,
+            "lang": pack.language,
+            # In the page's language: "Fragen auf Englisch", "preguntas en alemán".
+            "language": _("questions in %(language)s")
+            % {"language": translation.get_language_info(pack.language)["name_translated"]},
+        }
+        for pack in pack_list(language_first=translation.get_language_info(page_language)["code"])
+    ]
+    choices += [
+        {
+            "value": f"round:{r.pk}",
+            "title": r.title,
+            "note": _("your questions · %(check)s") % {"check": r.check_label},
+        }
+        for r in host_round_list(owner_key=session_owner_key(request.session))
+    ]
+    return choices
+
+
 @require_http_methods(["GET", "POST"])
 def home(request: HttpRequest) -> HttpResponse:
     form = RoomCreateForm(request.POST or None)
@@ -111,27 +137,7 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:host", code=created.room.code)
-    page_language = translation.get_language() or settings.LANGUAGE_CODE
-    choices = [
-        {
-            "value": f"pack:{pack.pk}",
-            "title": pack.title,
-            "note": pack.description,
-            "lang": pack.language,
-            # In the page's language: "Fragen auf Englisch", "preguntas en alemán".
-            "language": _("questions in %(language)s")
-            % {"language": translation.get_language_info(pack.language)["name_translated"]},
-        }
-        for pack in pack_list(language_first=translation.get_language_info(page_language)["code"])
-    ]
-    choices += [
-        {
-            "value": f"round:{r.pk}",
-            "title": r.title,
-            "note": _("your questions · %(check)s") % {"check": r.check_label},
-        }
-        for r in host_round_list(owner_key=session_owner_key(request.session))
-    ]
+    choices = _source_choices(request)
     wanted = request.GET.get("round", "")
     selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
     if choices and selected not in {choice["value"] for choice in choices}:

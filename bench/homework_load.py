@@ -1,0 +1,124 @@
+"""Homework under load: many players of one assignment, each joining and answering every question on their own
+clock, spread over a window of wall time, against the server as `make serve` runs it (PostgreSQL + Redis).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
+        .venv/bin/python bench/homework_load.py --players 2000 --questions 10 --window 600
+
+Prints the answer's acknowledgement latency (POST sent -> reply read) p50/p95/p99, the opening's, the answers
+per second and the server's CPU time per answer (its processes' user + system time from /proc over the run,
+divided by the answers; joins and openings are in it too, so it is an upper bound).
+"""
+
+import argparse
+import asyncio
+import random
+import subprocess
+import sys
+import time
+from datetime import timedelta
+
+import httpx
+from django.core.management import call_command
+from django.utils import timezone
+from ws_load import analyze, cpu_ms, pct, start_server  # noqa: I001 - sets Django up first
+
+from config import serve
+from lobby.services import homework
+from quiz.models import CheckStatus, Provenance
+from quiz.services import question_create, round_create
+from quiz.validation import QuestionData
+from tests.support.servers import server_env
+
+
+def make_assignment(questions: int, timer: int) -> str:
+    data = [
+        QuestionData(text=f"Homework question {i}?", options=("one", "two", "three", "four"), correct_index=i % 4)
+        for i in range(questions)
+    ]
+    created = [question_create(data=d, provenance=Provenance.HOST) for d in data]
+    round_ = round_create(
+        title="homework bench", questions=created, provenance=Provenance.HOST, check_status=CheckStatus.UNCHECKED
+    )
+    return homework.assignment_create(
+        round_id=round_.pk, deadline=timezone.now() + timedelta(days=1), reveal="each", timer_seconds=timer
+    ).room.code
+
+
+async def player(number: int, base: str, code: str, args, limits: asyncio.Semaphore, stats: dict) -> None:
+    await asyncio.sleep(random.uniform(0, args.window * 0.2))  # players come over the first part of the window
+    gap = args.window * 0.8 / args.questions
+    # Idle connections let go before uvicorn closes them (its keep-alive is 5 s): no request on a dead one.
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(keepalive_expiry=3)) as http:
+        async with limits:
+            (await http.get(f"/hw/{code}/")).raise_for_status()
+        headers = {"X-CSRFToken": http.cookies["csrftoken"]}
+
+        async def post(path, body):
+            async with limits:
+                started = time.perf_counter()
+                reply = await http.post(f"/hw/{code}/api/{path}", json=body, headers=headers)
+                return reply, (time.perf_counter() - started) * 1000
+
+        joined, _ms = await post("join", {"nickname": f"P{number}"})
+        token = joined.json()["token"]
+        for index in range(args.questions):
+            await asyncio.sleep(random.uniform(0, gap))
+            opened, ms = await post("start", {"token": token, "question": index})
+            stats["open"].append(ms)
+            options = opened.json()["options"]
+            await asyncio.sleep(random.uniform(0.2, 2.0))  # reading and thinking
+            reply, ms = await post(
+                "answer", {"token": token, "question": index, "option": random.randrange(len(options))}
+            )
+            if reply.status_code == 200:
+                stats["ack"].append(ms)
+            else:
+                stats["errors"] += 1
+
+
+async def run(args, code: str) -> None:
+    popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
+    try:
+        stats = {"ack": [], "open": [], "errors": 0}
+        limits = asyncio.Semaphore(args.concurrency)
+        before, wall = cpu_ms(popen.pid), time.perf_counter()
+        base = f"http://127.0.0.1:{port}"
+        await asyncio.gather(*(player(n, base, code, args, limits, stats) for n in range(args.players)))
+        seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
+    finally:
+        popen.terminate()
+        try:
+            popen.wait(20)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait(10)
+    answers = len(stats["ack"])
+    print(
+        f"players {args.players} x {args.questions} questions over {seconds:.0f} s ({args.workers} worker(s)): "
+        f"{answers} answers, {stats['errors']} refused, {answers / seconds:.1f} answers/s"
+    )
+    ack, opened = stats["ack"], stats["open"]
+    print(f"answer ack ms p50 {pct(ack, 50):.1f}  p95 {pct(ack, 95):.1f}  p99 {pct(ack, 99):.1f}")
+    print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
+    print(f"server CPU per answer {cpu / max(answers, 1):.2f} ms (all requests of the run: {cpu:.0f} ms CPU)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=10)
+    parser.add_argument("--window", type=float, default=60, help="seconds of wall time the players spread over")
+    parser.add_argument("--timer", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="requests in flight at most (each a database connection)"
+    )
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    code = make_assignment(args.questions, args.timer)
+    analyze()
+    asyncio.run(run(args, code))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
