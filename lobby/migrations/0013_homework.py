@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lobby', '0010_answer_credit_response'),
+        ('lobby', '0012_writing'),
     ]
 
     operations = [
