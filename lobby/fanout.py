@@ -30,6 +30,10 @@ from lobby.selectors import room_picture
 logger = logging.getLogger(__name__)
 
 RECEIVE_RETRY_SECONDS = 0.5  # after a failed receive (the channel layer away); the heal covers what is missed
+# One socket's send may hold the room's loop in this process this long at most. A phone whose connection takes no
+# more (its buffers full) is closed instead: it reconnects and gets the full picture, and the rest of its room
+# gets the event without waiting for it. Under a second of a room's pace is already far too late for a frame.
+SEND_SECONDS = 5.0
 
 
 @dataclass(eq=False)
@@ -108,11 +112,27 @@ class Subscription:
             with translation.override(language):
                 for socket in sockets:
                     try:
-                        if await socket.room_event(common, picture) and isinstance(sent_at, float):
+                        # asyncio.timeout, not wait_for: no task per socket, the loop's own cancellation.
+                        async with asyncio.timeout(SEND_SECONDS):
+                            sent = await socket.room_event(common, picture)
+                        if sent and isinstance(sent_at, float):
                             metrics.fanout_observed(time.time() - sent_at)
+                    except TimeoutError:
+                        logger.warning("room %s: a socket took no frame for %s s; closed", self.code, SEND_SECONDS)
+                        self.sockets.discard(socket)
+                        asyncio.get_running_loop().create_task(_close_stalled(socket))
                     except Exception:
                         stop_if_cancelled()
                         logger.debug("a socket of room %s closed during a fan-out", self.code, exc_info=True)
+
+
+async def _close_stalled(socket) -> None:
+    """Close a socket that took no frame in time, off the room's loop (its close may wait on the same buffers)."""
+    try:
+        async with asyncio.timeout(SEND_SECONDS):
+            await socket.close()
+    except Exception:
+        logger.debug("a stalled socket could not be closed cleanly", exc_info=True)
 
 
 _subscriptions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[int, str], Subscription]] = (

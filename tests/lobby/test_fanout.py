@@ -107,3 +107,48 @@ async def test_a_socket_joining_after_the_room_empties_gets_the_room_events_agai
     await host.send(type="start")
     await player.state(phase="question", question_index=0)
     await host.state(phase="question", question_index=0)
+
+
+class _Socket:
+    """A local socket of the room as the subscription sees it: its rules, its send, its close."""
+
+    def __init__(self, *, stalls: bool = False):
+        self.language = "en"
+        self.stalls = stalls
+        self.frames: list[int] = []
+        self.closed = False
+
+    def wants(self, common):
+        return True
+
+    async def room_event(self, common, picture):
+        if self.stalls:
+            await asyncio.Event().wait()  # a phone whose buffers are full: its send never completes
+        self.frames.append(common["seq"])
+        return True
+
+    async def close(self):
+        self.closed = True
+
+
+async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_is_closed(monkeypatch):
+    class Picture:
+        def __init__(self, seq):
+            self.snapshot = {"seq": seq}
+
+    async def picture_at_least(room_id, code, seq, *, load):
+        return Picture(seq)
+
+    monkeypatch.setattr(fanout.standings, "picture_at_least", picture_at_least)
+    monkeypatch.setattr(fanout, "SEND_SECONDS", 0.2)
+    stalled, *others = [_Socket(stalls=True), *(_Socket() for _ in range(5))]
+    subscription = fanout.Subscription(code="ABCDEF", layer=None, sockets={stalled, *others})
+
+    await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 7}}), WAIT)
+
+    assert [socket.frames for socket in others] == [[7]] * 5  # everyone else has the event
+    await asyncio.sleep(0.05)
+    assert stalled.closed and stalled not in subscription.sockets  # it reconnects for the full picture
+    # The next event is not held up by it at all.
+    await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 8}}), WAIT)
+    assert [socket.frames for socket in others] == [[7, 8]] * 5
