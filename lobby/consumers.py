@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from core import metrics
 from core.i18n import language_from_scope
-from lobby import events, frames, game_db, heal, ratelimit, rebalance, review, services, standings
+from lobby import events, fanout, frames, game_db, heal, ratelimit, rebalance, review, services, standings
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.game_db import db
 from lobby.idle import JoinDeadline
@@ -60,7 +60,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         heal.forget(self)
         rebalance.forget(self)
         if self.room_id is not None:
-            await self.channel_layer.group_discard(events.room_group(self.code), self.channel_name)
+            await fanout.leave(self)
         if self.role == "host":
             await self.channel_layer.group_discard(events.host_group(self.code), self.channel_name)
 
@@ -307,7 +307,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def _enter(self, *, room_id: int, role: str, player_id: int | None, fresh: bool = False) -> None:
         if self.room_id is None:
-            await self.channel_layer.group_add(events.room_group(self.code), self.channel_name)
+            await fanout.join(self)  # the room's events come from the process's one subscription (lobby/fanout.py)
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
             self.budget.as_host()
@@ -329,12 +329,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await self.deliver(picture.snapshot, picture)
 
     async def room_state(self, event):
-        """A room event carries the common part only; this reader's part comes from the process's standings,
-        read once per change and process however many of its connections are in the room."""
+        """A room event on this consumer's own channel: the host group's (a coalesced lobby change for the host
+        screens alone). The room group's events reach it from its process's one subscription (lobby/fanout.py).
+        A room event carries the common part only; this reader's part comes from the process's standings."""
         common = event["state"]
-        # Before this reader's own first picture (it follows at once), and a picture this reader already has (a
-        # coalesced join broadcast reaching the joiner after its own snapshot) or one overtaken by a newer one.
-        if self.seq < 0 or common["seq"] <= self.seq or self.room_id is None:
+        if not self.wants(common):
             return
         try:
             picture = await standings.picture_at_least(
@@ -348,9 +347,21 @@ class RoomConsumer(AsyncWebsocketConsumer):
             # Still older than the event after every load: skipped (its standings could predate this reader's own
             # join and say "removed"); the client's periodic sync or the next event brings the picture.
             return
-        await self.deliver(common, picture)
-        if isinstance(common.get("sent_at"), float):
+        if await self.room_event(common, picture) and isinstance(common.get("sent_at"), float):
             metrics.fanout_observed(time.time() - common["sent_at"])
+
+    def wants(self, common: dict) -> bool:
+        """Whether a room event is news to this reader: not before its own first picture (it follows at once),
+        not a picture it already has (a coalesced join broadcast reaching the joiner after its own snapshot) or
+        one overtaken by a newer one."""
+        return self.seq >= 0 and common["seq"] > self.seq and self.room_id is not None
+
+    async def room_event(self, common: dict, picture) -> bool:
+        """A room event with a picture at least as new: this reader's frame, if it still wants it. True if sent."""
+        if not self.wants(common):
+            return False
+        await self.deliver(common, picture)
+        return True
 
     async def deliver(self, common: dict, picture) -> None:
         """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.

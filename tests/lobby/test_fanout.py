@@ -1,0 +1,154 @@
+"""One subscription per room and process (lobby/fanout.py): a process holding 200 players and the host of one room
+receives each room event once from the channel layer, and still gives every socket its own frame of it, once."""
+
+import asyncio
+from collections import Counter
+
+import pytest
+from channels.layers import get_channel_layer
+
+from lobby import events, fanout
+from tests.support.communicator import Client
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOM = 200
+WAIT = 60
+
+
+@pytest.fixture
+def layer_receives(monkeypatch):
+    """Every room event this process takes from the channel layer, as (phase, seq), counted. Installed before any
+    socket connects: a consumer binds the layer's `receive` when it starts."""
+    layer = get_channel_layer()
+    received: Counter = Counter()
+    receive = layer.receive
+
+    async def counting(channel):
+        message = await receive(channel)
+        if message.get("type") == events.ROOM_STATE:
+            received[(message["state"]["phase"], message["state"]["seq"])] += 1
+        return message
+
+    monkeypatch.setattr(layer, "receive", counting)
+    return received
+
+
+async def _fill(sockets, code: str) -> list[Client]:
+    async def one(n: int) -> Client:
+        client = await sockets.open(Client(code))
+        await client.send(type="join", nickname=f"p{n:03d}")
+        joined = await client.until(lambda m: m["type"] in ("joined", "error"), timeout=WAIT)
+        assert joined["type"] == "joined", joined
+        return client
+
+    players = []
+    for start in range(0, ROOM, 50):
+        players += await asyncio.gather(*(one(n) for n in range(start, min(start + 50, ROOM))))
+    return players
+
+
+async def _everyone_gets(clients: list[Client], **expected) -> list[dict]:
+    return list(await asyncio.gather(*(client.until(_state(**expected), timeout=WAIT) for client in clients)))
+
+
+def _state(**expected):
+    return lambda m: m["type"] == "state" and all(m.get(key) == value for key, value in expected.items())
+
+
+async def test_a_process_with_200_players_of_a_room_receives_each_room_event_once(
+    room, settings, sockets, host_socket, layer_receives
+):
+    settings.ROOM_MAX_PLAYERS = ROOM
+    settings.WS_MAX_PER_IP = ROOM + 20
+    created = await room(timer_seconds=60)
+    code = created.room.code
+    host = await host_socket(created)
+    players = await _fill(sockets, code)
+    await host.until(lambda m: m["type"] == "state" and m["player_count"] == ROOM, timeout=WAIT)
+
+    await host.send(type="start")
+    questions = await _everyone_gets([host, *players], phase="question", question_index=0)
+    seq = questions[0]["seq"]
+    assert {q["seq"] for q in questions} == {seq}
+    await host.send(type="close", phase="question", index=0)
+    reveals = await _everyone_gets([host, *players], phase="reveal", question_index=0)
+    revealed = reveals[0]["seq"]
+    assert {r["seq"] for r in reveals} == {revealed}
+    await host.send(type="next", phase="reveal", index=0)
+    await _everyone_gets([host, *players], phase="leaderboard", question_index=0)
+    await asyncio.sleep(0.5)  # any late copy of an event would have arrived by now
+
+    # Each room event came from the channel layer once for the 201 sockets, not once per socket.
+    assert layer_receives[("question", seq)] == 1
+    assert layer_receives[("reveal", revealed)] == 1
+    # And each socket still had its own frame of it, once: a player their own `you`, the host everyone.
+    for client in players:
+        assert [m["seq"] for m in client.received if m.get("phase") == "question"] == [seq]
+        assert [m["seq"] for m in client.received if m.get("phase") == "reveal"] == [revealed]
+    assert len({q["you"]["id"] for q in questions[1:]}) == ROOM
+    assert len(reveals[0]["players"]) == ROOM
+
+    assert [s.code for s in fanout.subscribed()] == [code]  # the room's one subscription in this process
+    # The last socket of the room to leave ends it.
+    await sockets.close()
+    assert fanout.subscribed() == []
+
+
+async def test_a_socket_joining_after_the_room_empties_gets_the_room_events_again(room, sockets, host_socket):
+    created = await room(timer_seconds=60)
+    code = created.room.code
+    first = await host_socket(created)
+    await first.comm.disconnect()
+    assert fanout.subscribed() == []
+    host = await host_socket(created)
+    player, _ = await sockets.join(code, "late")
+    await player.state(phase="lobby")
+    await host.send(type="start")
+    await player.state(phase="question", question_index=0)
+    await host.state(phase="question", question_index=0)
+
+
+class _Socket:
+    """A local socket of the room as the subscription sees it: its rules, its send, its close."""
+
+    def __init__(self, *, stalls: bool = False):
+        self.language = "en"
+        self.stalls = stalls
+        self.frames: list[int] = []
+        self.closed = False
+
+    def wants(self, common):
+        return True
+
+    async def room_event(self, common, picture):
+        if self.stalls:
+            await asyncio.Event().wait()  # a phone whose buffers are full: its send never completes
+        self.frames.append(common["seq"])
+        return True
+
+    async def close(self):
+        self.closed = True
+
+
+async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_is_closed(monkeypatch):
+    class Picture:
+        def __init__(self, seq):
+            self.snapshot = {"seq": seq}
+
+    async def picture_at_least(room_id, code, seq, *, load):
+        return Picture(seq)
+
+    monkeypatch.setattr(fanout.standings, "picture_at_least", picture_at_least)
+    monkeypatch.setattr(fanout, "SEND_SECONDS", 0.2)
+    stalled, *others = [_Socket(stalls=True), *(_Socket() for _ in range(5))]
+    subscription = fanout.Subscription(code="ABCDEF", layer=None, sockets={stalled, *others})
+
+    await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 7}}), WAIT)
+
+    assert [socket.frames for socket in others] == [[7]] * 5  # everyone else has the event
+    await asyncio.sleep(0.05)
+    assert stalled.closed and stalled not in subscription.sockets  # it reconnects for the full picture
+    # The next event is not held up by it at all.
+    await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 8}}), WAIT)
+    assert [socket.frames for socket in others] == [[7, 8]] * 5
