@@ -18,7 +18,7 @@ from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import HomeworkCreateForm
 from lobby.models import Assignment, Room
 from lobby.services import homework
-from lobby.views import _host_only, _keep_host_token, _room_guess, _source_choices, _too_many, qr_svg
+from lobby.views import _host_only, _keep_host_token, _room_guess, _selected_source, _source_choices, _too_many, qr_svg
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
 from quiz.services import round_create_from_pack
@@ -54,10 +54,7 @@ def homework_new(request: HttpRequest) -> HttpResponse:
             _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:homework_host", code=created.room.code)
     choices = _source_choices(request)
-    wanted = request.GET.get("round", "")
-    selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
-    if choices and selected not in {choice["value"] for choice in choices}:
-        selected = choices[0]["value"]
+    selected = _selected_source(request, choices)
     return render(request, "lobby/homework_new.html", {"form": form, "choices": choices, "selected": selected})
 
 

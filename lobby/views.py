@@ -83,6 +83,15 @@ READING_CHOICES = tuple(range(settings.ROOM_MAX_READING + 1))
 TEAM_TALK_CHOICES = tuple(range(0, MAX_TEAM_TALK + 1, 5))
 
 
+def _selected_source(request, choices: list[dict]) -> str:
+    """The pack or round the form shows picked: the one posted, else `?round=` from a round's link, else the first."""
+    wanted = request.GET.get("round", "")
+    selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
+    if choices and selected not in {choice["value"] for choice in choices}:
+        selected = choices[0]["value"]
+    return selected
+
+
 def _source_choices(request: HttpRequest) -> list[dict]:
     """The packs and this host's rounds a game (or homework) can be made of, as the forms' radio buttons."""
     page_language = translation.get_language() or settings.LANGUAGE_CODE
@@ -138,10 +147,7 @@ def home(request: HttpRequest) -> HttpResponse:
             _keep_host_token(request, created.room.code, created.host_token)
             return redirect("lobby:host", code=created.room.code)
     choices = _source_choices(request)
-    wanted = request.GET.get("round", "")
-    selected = request.POST.get("source") or (f"round:{wanted}" if wanted.isdigit() else "")
-    if choices and selected not in {choice["value"] for choice in choices}:
-        selected = choices[0]["value"]
+    selected = _selected_source(request, choices)
     context = {"form": form, "choices": choices, "selected": selected, "join_form": JoinForm()}
     return render(request, "lobby/home.html", context)
 
