@@ -54,8 +54,10 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
         headers = {"X-CSRFToken": http.cookies["csrftoken"]}
 
         async def post(path, body):
+            queued = time.perf_counter()
             async with limits:
                 started = time.perf_counter()
+                stats["queued"].append((started - queued) * 1000)
                 reply = await http.post(f"/hw/{code}/api/{path}", json=body, headers=headers)
                 return reply, (time.perf_counter() - started) * 1000
 
@@ -74,12 +76,14 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
                 stats["ack"].append(ms)
             else:
                 stats["errors"] += 1
+                code = reply.json().get("code", reply.status_code)
+                stats["refused"][code] = stats["refused"].get(code, 0) + 1
 
 
 async def run(args, code: str) -> None:
     popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
     try:
-        stats = {"ack": [], "open": [], "errors": 0}
+        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": []}
         limits = asyncio.Semaphore(args.concurrency)
         before, wall = cpu_ms(popen.pid), time.perf_counter()
         base = f"http://127.0.0.1:{port}"
@@ -95,8 +99,12 @@ async def run(args, code: str) -> None:
     answers = len(stats["ack"])
     print(
         f"players {args.players} x {args.questions} questions over {seconds:.0f} s ({args.workers} worker(s)): "
-        f"{answers} answers, {stats['errors']} refused, {answers / seconds:.1f} answers/s"
+        f"{answers} answers, {stats['errors']} refused {stats['refused']}, {answers / seconds:.1f} answers/s"
     )
+    # A request waits here for one of the bench's --concurrency slots before it is sent: the time a player's
+    # own clock runs on while the server is behind (not in the ack latency, which starts at the send).
+    queued = stats["queued"]
+    print(f"waited for a request slot ms p50 {pct(queued, 50):.1f}  p95 {pct(queued, 95):.1f}")
     ack, opened = stats["ack"], stats["open"]
     print(f"answer ack ms p50 {pct(ack, 50):.1f}  p95 {pct(ack, 95):.1f}  p99 {pct(ack, 99):.1f}")
     print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
