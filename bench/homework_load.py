@@ -66,6 +66,11 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
         for index in range(args.questions):
             await asyncio.sleep(random.uniform(0, gap))
             opened, ms = await post("start", {"token": token, "question": index})
+            if opened.status_code != 200:  # counted with the refused answers, by its code
+                stats["errors"] += 1
+                code = "open:" + str(opened.json().get("code", opened.status_code))
+                stats["refused"][code] = stats["refused"].get(code, 0) + 1
+                continue
             stats["open"].append(ms)
             options = opened.json()["options"]
             await asyncio.sleep(random.uniform(0.2, 2.0))  # reading and thinking
