@@ -68,8 +68,8 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
             opened, ms = await post("start", {"token": token, "question": index})
             if opened.status_code != 200:  # counted with the refused answers, by its code
                 stats["errors"] += 1
-                code = "open:" + str(opened.json().get("code", opened.status_code))
-                stats["refused"][code] = stats["refused"].get(code, 0) + 1
+                why = "open:" + str(opened.json().get("code", opened.status_code))
+                stats["refused"][why] = stats["refused"].get(why, 0) + 1
                 continue
             stats["open"].append(ms)
             options = opened.json()["options"]
@@ -81,8 +81,8 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
                 stats["ack"].append(ms)
             else:
                 stats["errors"] += 1
-                code = reply.json().get("code", reply.status_code)
-                stats["refused"][code] = stats["refused"].get(code, 0) + 1
+                why = reply.json().get("code", reply.status_code)  # not `code`: that is the assignment's
+                stats["refused"][why] = stats["refused"].get(why, 0) + 1
 
 
 async def run(args, code: str) -> None:
