@@ -44,6 +44,13 @@ def make_assignment(questions: int, timer: int) -> str:
     ).room.code
 
 
+def refused(stats: dict, reply: httpx.Response, prefix: str = "") -> None:
+    """Count a refused request by the error code its reply names."""
+    stats["errors"] += 1
+    why = prefix + str(reply.json().get("code", reply.status_code))
+    stats["refused"][why] = stats["refused"].get(why, 0) + 1
+
+
 async def player(number: int, base: str, code: str, args, limits: asyncio.Semaphore, stats: dict) -> None:
     await asyncio.sleep(random.uniform(0, args.window * 0.2))  # players come over the first part of the window
     gap = args.window * 0.8 / args.questions
@@ -67,9 +74,7 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
             await asyncio.sleep(random.uniform(0, gap))
             opened, ms = await post("start", {"token": token, "question": index})
             if opened.status_code != 200:  # counted with the refused answers, by its code
-                stats["errors"] += 1
-                why = "open:" + str(opened.json().get("code", opened.status_code))
-                stats["refused"][why] = stats["refused"].get(why, 0) + 1
+                refused(stats, opened, prefix="open:")
                 continue
             stats["open"].append(ms)
             options = opened.json()["options"]
@@ -80,9 +85,7 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
             if reply.status_code == 200:
                 stats["ack"].append(ms)
             else:
-                stats["errors"] += 1
-                why = reply.json().get("code", reply.status_code)  # not `code`: that is the assignment's
-                stats["refused"][why] = stats["refused"].get(why, 0) + 1
+                refused(stats, reply)
 
 
 async def run(args, code: str) -> None:
