@@ -12,15 +12,17 @@ import io
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.db import connection
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
-from lobby import machine, team_board, teams
+from lobby import machine, rows, team_board, teams
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.showing import shown_order
 from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
+from quiz.models import Round
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
@@ -29,6 +31,49 @@ _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "que
                 "no_speed_bonus", "reading_seconds", "question_started_at",
                 "teams_mode", "team_talk_seconds",
                 "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
+_ROOM_BOOLEANS = ("locked", "no_speed_bonus", "written_live", "round__writing")
+_ROOM_TIMES = ("deadline", "question_started_at", "waiting_since")
+
+# A room's picture is read on every event of every room (twice: in the sending process and in each other one),
+# so its queries are written out and read from a cursor (lobby/rows.py): through the ORM, building and compiling
+# them was most of a picture's CPU (bench/game_path.py).
+_ROOM_SQL = (
+    "SELECT " + ", ".join(f"q.{name[len('round__'):]}" if name.startswith("round__") else f"r.{name}"
+                          for name in _ROOM_FIELDS)
+    + f" FROM {Room._meta.db_table} r JOIN {Round._meta.db_table} q ON q.id = r.round_id WHERE r.id = %s"
+)  # fmt: skip
+# In join order (the host's lobby shows the newest last); id is the primary key, so no plan needs statistics.
+_PLAYERS_SQL = (
+    "SELECT id, nickname, score, time_percent, asks_more_time, team_id "
+    f"FROM {Player._meta.db_table} WHERE room_id = %s AND NOT removed ORDER BY id"
+)
+_VOIDED_SQL = f"SELECT question_index FROM {VoidedQuestion._meta.db_table} WHERE room_id = %s ORDER BY question_index"
+# One query for the count, the distribution and the results: one row per player (still in the room) who answered.
+_ANSWERS_SQL = (
+    "SELECT a.player_id, a.option, a.response, a.correct, a.points "
+    f"FROM {Answer._meta.db_table} a JOIN {Player._meta.db_table} p ON p.id = a.player_id "
+    "WHERE a.room_id = %s AND a.question_index = %s AND NOT p.removed ORDER BY a.id"
+)
+
+
+def _room_row(room_id: int) -> dict:
+    found = rows.fetch(_ROOM_SQL, [room_id])
+    if not found:
+        raise Room.DoesNotExist(f"Room {room_id} does not exist.")
+    room = dict(zip(_ROOM_FIELDS, found[0], strict=True))
+    for name in _ROOM_BOOLEANS:
+        room[name] = bool(room[name])
+    for name in _ROOM_TIMES:
+        room[name] = rows.aware(room[name])
+    return room
+
+
+def _answer_rows(room_id: int, question_index: int) -> list[tuple]:
+    response = Answer._meta.get_field("response")
+    return [
+        (player_id, option, response.from_db_value(given, None, connection), bool(correct), points)
+        for player_id, option, given, correct, points in rows.fetch(_ANSWERS_SQL, [room_id, question_index])
+    ]
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -129,23 +174,21 @@ def player_you(common: dict, standings: Standings, *, player_id: int, answered: 
 
 def room_picture(*, room_id: int) -> Picture:
     """The picture, built once per broadcast in the sending process and once per change in each other process
-    (lobby/standings.py): three or four queries, rows as tuples, not model objects. Its CPU time holds the GIL
+    (lobby/standings.py): three or four queries read from a cursor, rows as tuples. Its CPU time holds the GIL
     while the server's event loop waits to fan out (bench/game_path.py). Ranks: one sort, O(N log N)."""
-    room = Room.objects.filter(pk=room_id).values(*_ROOM_FIELDS).get()
-    # In join order (the host's lobby shows the newest last); id is the primary key, so no plan needs statistics.
-    rows = list(
-        Player.objects.filter(room_id=room_id, removed=False)
-        .order_by("pk")
-        .values_list("id", "nickname", "score", "time_percent", "asks_more_time", "team_id")
-    )
-    ranks = machine.rank([(player_id, score) for player_id, _, score, _, _, _ in rows])
-    lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _, _ in rows}
+    room = _room_row(room_id)
+    players = [
+        (player_id, nickname, score, percent, bool(asks), team_id)
+        for player_id, nickname, score, percent, asks, team_id in rows.fetch(_PLAYERS_SQL, [room_id])
+    ]
+    ranks = machine.rank([(player_id, score) for player_id, _, score, _, _, _ in players])
+    lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _, _ in players}
     top = sorted(lines.items(), key=lambda item: (item[1][2], item[0]))[:TOP_PLACES]
-    closing_percent = max((percent for _, _, _, percent, _, _ in rows), default=100)
+    closing_percent = max((percent for _, _, _, percent, _, _ in players), default=100)
     # For the host only (a player's frame carries its own entry, see `player_frame`): who has extra time (only
     # those above x1) and who asked for it when joining.
-    extra_time = {player_id: percent for player_id, _, _, percent, _, _ in rows if percent != 100}
-    time_requests = tuple(player_id for player_id, _, _, _, asks, _ in rows if asks)
+    extra_time = {player_id: percent for player_id, _, _, percent, _, _ in players if percent != 100}
+    time_requests = tuple(player_id for player_id, _, _, _, asks, _ in players if asks)
     phase, index = room["phase"], room["question_index"]
     snapshot: dict = {
         "type": "state",
@@ -160,20 +203,20 @@ def room_picture(*, room_id: int) -> Picture:
         "locked": room["locked"],
         "no_speed_bonus": room["no_speed_bonus"],
         "reading_seconds": room["reading_seconds"],
-        "player_count": len(rows),
+        "player_count": len(players),
         "top": [
             {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
             for player_id, (nickname, score, rank) in top
         ],
         # Questions taken out of the scores after review (their points no longer count).
-        "voided": sorted(VoidedQuestion.objects.filter(room_id=room_id).values_list("question_index", flat=True)),
+        "voided": [index for (index,) in rows.fetch(_VOIDED_SQL, [room_id])],
     }
     voided = snapshot["voided"]
     team_places: dict[int, tuple[int, int]] = {}
     if room["teams_mode"] != TeamsMode.OFF:
         snapshot["teams_mode"] = room["teams_mode"]
         snapshot["team_talk_seconds"] = room["team_talk_seconds"]
-        snapshot["teams"], team_places = _team_board(room, rows, voided)
+        snapshot["teams"], team_places = _team_board(room, players, voided)
     if room["written_live"]:
         # A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits
         # for the next one; `end_note`, why the game ended early ("short", "timeout").
@@ -194,12 +237,7 @@ def room_picture(*, room_id: int) -> Picture:
         }
         if question.image:
             snapshot["question"]["image"] = question.image
-        # One query for the count, the distribution and the results: one row per player who answered.
-        answers = list(
-            Answer.objects.filter(room_id=room_id, question_index=index, player__removed=False)
-            .order_by("pk")
-            .values_list("player_id", "option", "response", "correct", "points")
-        )
+        answers = _answer_rows(room_id, index)
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION:
             # Everyone's time at x1 (the host's countdown; a player's own is in their `you`): the room's deadline
@@ -243,12 +281,12 @@ def room_picture(*, room_id: int) -> Picture:
     return Picture(snapshot=snapshot, standings=standings, crowd=crowd)
 
 
-def _team_board(room: dict, rows: list[tuple], voided: list[int]) -> tuple[list[dict], dict[int, tuple[int, int]]]:
+def _team_board(room: dict, players: list[tuple], voided: list[int]) -> tuple[list[dict], dict[int, tuple[int, int]]]:
     """The teams of the room's picture (at most 8, so the common part stays small: name, colour, size, score,
     rank) and each player's team and place within it, from the stored answers (lobby/team_board.py)."""
     members: dict[int, list[int]] = {}
     scores: dict[int, int] = {}
-    for player_id, _, score, _, _, team_id in rows:
+    for player_id, _, score, _, _, team_id in players:
         if team_id is not None:
             members.setdefault(team_id, []).append(player_id)
             scores[player_id] = score

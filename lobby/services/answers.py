@@ -3,13 +3,12 @@ everyone has answered closes."""
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, FilteredRelation, Q
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from core import metrics
@@ -23,6 +22,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Phase
 from lobby.models import Answer, Player
+from lobby.rows import aware
 from lobby.services.progress import question_close
 from lobby.showing import shown_order
 from quiz.kinds import BadAnswer, kind_of
@@ -254,21 +254,11 @@ def _rooms_for_answers(player_ids: set[int]) -> dict[int, _RoomOfPlayer]:
     for row in rows:
         room = _RoomOfPlayer(*row)
         rooms[room.answering_player_id] = room._replace(
-            deadline=_aware(room.deadline),
-            question_started_at=_aware(room.question_started_at),
+            deadline=aware(room.deadline),
+            question_started_at=aware(room.question_started_at),
             answered_current=bool(room.answered_current),
         )
     return rooms
-
-
-def _aware(value) -> datetime | None:
-    """A timestamp from a cursor as the models would give it: PostgreSQL's is aware already; SQLite's comes
-    as the naive UTC text or datetime Django stored."""
-    if value is None or isinstance(value, datetime) and value.tzinfo is not None:
-        return value
-    if isinstance(value, str):
-        value = parse_datetime(value)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 _ANSWER_COLUMNS = (
