@@ -336,9 +336,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if not self.wants(common):
             return
         try:
-            picture = await standings.picture_at_least(
-                self.room_id, common["code"], common["seq"], load=db(room_picture)
-            )
+            picture = await standings.picture_for(event, load=db(room_picture))
         except Exception:
             # The database is away: this frame is skipped; the client's periodic sync brings the picture back.
             logger.warning("standings of room %s unavailable; an event was skipped", self.code, exc_info=True)

@@ -207,5 +207,15 @@ def room_broadcast(*, room_id: int, hosts_only: bool = False) -> Picture:
     standings.remember(room_id, picture)  # this process's consumers need not read it again
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
     group = host_group(snapshot["code"]) if hosts_only else room_group(snapshot["code"])
-    _send(group, {"type": ROOM_STATE, "room_id": room_id, "state": snapshot})
+    _send(group, state_event(room_id, picture))
     return picture
+
+
+def state_event(room_id: int, picture: Picture) -> dict:
+    """The room event of a picture: its common part and, for a small room, its standings, so that the other
+    processes need not read the picture again (lobby/standings.py)."""
+    event = {"type": ROOM_STATE, "room_id": room_id, "state": picture.snapshot}
+    carried = standings.carried(picture)
+    if carried is not None:
+        event["standings"] = carried
+    return event

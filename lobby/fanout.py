@@ -95,9 +95,7 @@ class Subscription:
         try:
             # In the first reader's language, as when the first consumer to ask loaded it.
             with translation.override(readers[0].language):
-                picture = await standings.picture_at_least(
-                    event["room_id"], common["code"], common["seq"], load=db(room_picture)
-                )
+                picture = await standings.picture_for(event, load=db(room_picture))
         except Exception:
             stop_if_cancelled()
             # The database is away: this event is skipped; the clients' periodic sync brings the picture back.

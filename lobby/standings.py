@@ -4,18 +4,25 @@ one read of the standings, not one per connection.
 A room event carries only the common part of the picture (the same for every reader, a few hundred bytes). Each
 consumer then needs its own line of the standings (a player) or all of them (a host): it asks here for a picture
 at least as new as the event. The first consumer of the process to ask loads it (one database read); the others
-wait for that same load. The process that sent the event already holds the picture it built."""
+wait for that same load. The process that sent the event already holds the picture it built.
+
+A small room's event carries its standings too (`carried`, at most CARRY_PLAYERS lines, a few KB): then no
+process reads the picture again, and one event costs the room one picture, built by its sender, however many
+processes hold its sockets. A big room's standings stay out of the event: sent through Redis to every process on
+every event, 2,000 lines would cost more than the one read each process makes."""
 
 import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-from lobby.selectors import Picture
+from lobby.selectors import Picture, Standings
 
 # Rooms whose newest picture a process keeps (least recently used go first); a picture of 2,000 is ~200 KiB.
 KEEP_ROOMS = 500
 LOAD_ATTEMPTS = 3
+# Rooms up to this many players send their standings with each event (a line is ~30 bytes packed).
+CARRY_PLAYERS = 200
 
 _lock = threading.Lock()
 _latest: OrderedDict[int, Picture] = OrderedDict()
@@ -67,3 +74,48 @@ async def picture_at_least(room_id: int, code: str, seq: int, load: Callable[...
             return picture
         # That load had started before the event's change committed: load once more.
     return picture
+
+
+def carried(picture: Picture) -> dict | None:
+    """The picture's standings as an event can carry them (plain lists: the channel layer packs no int keys),
+    or None for a room above CARRY_PLAYERS."""
+    held = picture.standings
+    if len(held.players) > CARRY_PLAYERS:
+        return None
+    return {
+        "players": [[player_id, *line] for player_id, line in held.players.items()],
+        "results": None if held.results is None else [[player_id, *line] for player_id, line in held.results.items()],
+        "extra_time": [[player_id, percent] for player_id, percent in held.extra_time.items()],
+        "time_requests": list(held.time_requests),
+        "teams": [[player_id, *line] for player_id, line in held.teams.items()],
+    }
+
+
+def take(event: dict) -> None:
+    """Keep the picture a room event carries, if it carries its standings and this process holds nothing as new
+    (the sender holds its own, with the crowd's verdict)."""
+    packed = event.get("standings")
+    common = event["state"]
+    if packed is None or held(event["room_id"], common["code"], common["seq"]) is not None:
+        return
+    results = packed["results"]
+    remember(
+        event["room_id"],
+        Picture(
+            snapshot=common,
+            standings=Standings(
+                players={player_id: tuple(line) for player_id, *line in packed["players"]},
+                results=None if results is None else {player_id: tuple(line) for player_id, *line in results},
+                extra_time=dict(packed["extra_time"]),
+                time_requests=tuple(packed["time_requests"]),
+                teams={player_id: tuple(line) for player_id, *line in packed["teams"]},
+            ),
+        ),
+    )
+
+
+async def picture_for(event: dict, load: Callable[..., Awaitable[Picture]]) -> Picture:
+    """A picture at least as new as the room event: the one it carries, held, or loaded once (`picture_at_least`)."""
+    take(event)
+    common = event["state"]
+    return await picture_at_least(event["room_id"], common["code"], common["seq"], load=load)

@@ -2,12 +2,16 @@
 receives each room event once from the channel layer, and still gives every socket its own frame of it, once."""
 
 import asyncio
-from collections import Counter
+from collections import Counter, OrderedDict
 
+import msgpack
 import pytest
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from lobby import events, fanout
+from lobby import events, fanout, services, standings
+from lobby.machine import Action
+from lobby.selectors import room_picture
 from tests.support.communicator import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -152,3 +156,60 @@ async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_i
     # The next event is not held up by it at all.
     await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 8}}), WAIT)
     assert [socket.frames for socket in others] == [[7, 8]] * 5
+
+
+class _Recorder(_Socket):
+    def __init__(self):
+        super().__init__()
+        self.pictures = []
+
+    async def room_event(self, common, picture):
+        self.pictures.append(picture)
+        return True
+
+
+def _revealed_room(make_room, players: int):
+    """A room whose first question is revealed: `players` joined, one answered (so there are results), one
+    with extra time. Returns the room's id and code."""
+    created = make_room(timer_seconds=60)
+    room_id, code = created.room.pk, created.room.code
+    joined = [services.player_join(code=code, nickname=f"p{n}") for n in range(players)]
+    services.player_time_set(room_id=room_id, player_id=joined[1].player.pk, time_percent=150)
+    services.game_act(room_id=room_id, action=Action.START)
+    services.answer_submit(player_id=joined[0].player.pk, question_index=0, option=1)
+    services.game_act(room_id=room_id, action=Action.CLOSE)
+    return room_id, code
+
+
+@pytest.mark.parametrize("players, carries", [(3, True), (3, False)])
+async def test_a_small_rooms_event_carries_its_standings_so_no_other_process_reads_them_again(
+    make_room, monkeypatch, players, carries
+):
+    if not carries:
+        monkeypatch.setattr(standings, "CARRY_PLAYERS", players - 1)  # a room too big to carry them
+    room_id, code = await database_sync_to_async(_revealed_room)(make_room, players)
+    built = await database_sync_to_async(room_picture)(room_id=room_id)
+    event = events.state_event(room_id, built)
+    assert ("standings" in event) is carries
+    # The event as another process receives it: through the channel layer's encoding, holding no picture.
+    event = msgpack.unpackb(msgpack.packb(event, use_bin_type=True), raw=False)
+    monkeypatch.setattr(standings, "_latest", OrderedDict())
+    loads = []
+
+    def counting_load(*, room_id):
+        loads.append(room_id)
+        return room_picture(room_id=room_id)
+
+    monkeypatch.setattr(fanout, "room_picture", counting_load)
+    readers = [_Recorder() for _ in range(4)]
+    subscription = fanout.Subscription(code=code, layer=None, sockets=set(readers))
+
+    await subscription.hand_out(event)
+
+    assert loads == ([] if carries else [room_id])  # read once for the process's sockets when not carried
+    for reader in readers:
+        (picture,) = reader.pictures
+        # The same standings as the sender's picture: every score and rank, the answer's result, the extra time.
+        assert picture.standings == built.standings
+        assert picture.snapshot["seq"] == built.snapshot["seq"]
+    assert built.standings.results and built.standings.extra_time
