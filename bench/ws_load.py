@@ -175,6 +175,7 @@ class Stats:
         self.host_bytes: list[int] = []
         self.ack: list[float] = []
         self.messages = 0
+        self.frames = 0  # every frame to a player or a host but the acknowledgements, for the CPU per frame
         self.dropped = 0
         self.connect_failures: list[str] = []
 
@@ -195,7 +196,9 @@ def answer_for(question: dict) -> dict:
     return {"option": random.randrange(len(question.get("options") or [0, 1, 2, 3]))}
 
 
-async def quizgate_player(port, code, nickname, stats: Stats, questions: int, joined: asyncio.Event, ready):
+async def quizgate_player(
+    port, code, nickname, stats: Stats, questions: int, joined: asyncio.Event, ready, silent: int = 0
+):
     url, origin = f"ws://127.0.0.1:{port}/ws/room/{code}/", f"http://127.0.0.1:{port}"
     try:
         ws = await connect(url, origin=origin, open_timeout=30, max_queue=None)
@@ -215,16 +218,19 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
     revealed: set[int] = set()
     answered_at: dict[int, float] = {}
     try:
-        async with asyncio.timeout(questions * 30 + 60):
+        async with asyncio.timeout((silent + questions) * 30 + 60):
             async for raw in ws:
                 now = time.time()
                 stats.messages += 1
                 stats.player_bytes.append(len(raw))
                 message = json.loads(raw)
+                stats.frames += message["type"] != "answered"  # an acknowledgement is its answer's cost
                 if message["type"] == "answered":
                     stats.ack.append((now - answered_at[message["question"]]) * 1000)
                 elif message["type"] == "state":
                     index = message["question_index"]
+                    if index < silent:
+                        continue  # a question played to measure the fan-out alone: nobody answers it
                     if message["phase"] == "question" and index not in seen:
                         seen.add(index)
                         if "sent_at" in message:
@@ -245,7 +251,17 @@ async def quizgate_player(port, code, nickname, stats: Stats, questions: int, jo
     await ws.close()
 
 
-async def quizgate_host(port, code, token, questions, joined: asyncio.Event, stats: Stats):
+async def quizgate_host(
+    port,
+    code,
+    token,
+    questions,
+    joined: asyncio.Event,
+    stats: Stats,
+    silent: int = 0,
+    silent_done=None,
+    go: asyncio.Event | None = None,
+):
     ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", origin=f"http://127.0.0.1:{port}", max_queue=None)
     await ws.send(json.dumps({"type": "host", "token": token}))
     await joined.wait()
@@ -256,18 +272,34 @@ async def quizgate_host(port, code, token, questions, joined: asyncio.Event, sta
         except TimeoutError:
             break
         stats.host_bytes.append(len(raw))
+        stats.frames += 1
     await asyncio.sleep(random.uniform(0, 2))  # rooms are not in lockstep
 
     async def wait_phase(phase, index):
         while True:
             raw = await ws.recv()
             stats.host_bytes.append(len(raw))
+            stats.frames += 1
             m = json.loads(raw)
             if m.get("type") == "state" and m["phase"] == phase and m["question_index"] == index:
                 return
 
     await ws.send(json.dumps({"type": "start"}))
-    for index in range(questions):
+    # The fan-out alone: `silent` questions nobody answers, each closed by the host, revealed and ranked.
+    for index in range(silent):
+        await wait_phase("question", index)
+        await ws.send(json.dumps({"type": "close", "phase": "question", "index": index}))
+        await wait_phase("reveal", index)
+        await ws.send(json.dumps({"type": "next", "phase": "reveal", "index": index}))
+        await wait_phase("leaderboard", index)
+        if index + 1 < silent:
+            await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
+    if silent:
+        silent_done()
+        await go.wait()
+        await asyncio.sleep(random.uniform(0, 2))  # not in lockstep after the wait either
+        await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": silent - 1}))
+    for index in range(silent, silent + questions):
         await wait_phase("reveal", index)
         await asyncio.sleep(2)
         await ws.send(json.dumps({"type": "next", "phase": "reveal", "index": index}))
@@ -276,7 +308,29 @@ async def quizgate_host(port, code, token, questions, joined: asyncio.Event, sta
     await ws.close()
 
 
-async def run_quizgate(port, server_pid, rooms, questions) -> dict:
+class Barrier:
+    """Every room's host has played its silent questions: the CPU of the fan-out alone is read, then `go`."""
+
+    def __init__(self, rooms: int):
+        self.waiting, self.all_done, self.go = rooms, asyncio.Event(), asyncio.Event()
+
+    def done(self) -> None:
+        self.waiting -= 1
+        if self.waiting == 0:
+            self.all_done.set()
+
+
+def split_cpu(*, silent_cpu: float, silent_frames: int, played_cpu: float, played_frames: int, answers: int) -> dict:
+    """The CPU per frame, from the silent questions (every frame's fan-out, the host's action and the picture it
+    took included), and the CPU per answer: the answered questions' CPU less their frames at that cost."""
+    per_frame = silent_cpu / silent_frames if silent_frames else float("nan")
+    return {
+        "cpu_per_frame": per_frame,
+        "cpu_per_answer": (played_cpu - played_frames * per_frame) / max(answers, 1),
+    }
+
+
+async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> dict:
     stats = Stats()
     joined = asyncio.Event()
     total = len(rooms) * PLAYERS_PER_ROOM
@@ -293,22 +347,36 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
     cpu_start = cpu_ms(server_pid)
     started = time.monotonic()
     tasks = [
-        asyncio.create_task(quizgate_player(port, r.room.code, f"p{i}", stats, questions, joined, ready))
+        asyncio.create_task(quizgate_player(port, r.room.code, f"p{i}", stats, questions, joined, ready, silent))
         for r in rooms for i in range(PLAYERS_PER_ROOM)
     ]  # fmt: skip
     await connected.wait()
     connect_seconds = time.monotonic() - started
     rss_after = rss_kb(server_pid)
     cpu_joined, cpu_idle_end, idle_per_s = await idle_cpu(server_pid)
+    barrier = Barrier(len(rooms))
     hosts = [
-        asyncio.create_task(quizgate_host(port, r.room.code, r.host_token, questions, joined, stats)) for r in rooms
+        asyncio.create_task(
+            quizgate_host(port, r.room.code, r.host_token, questions, joined, stats, silent, barrier.done, barrier.go)
+        )
+        for r in rooms
     ]
     await asyncio.sleep(0.5)
     play_started = time.monotonic()
     joined.set()
+    silent_cpu, silent_frames = 0.0, 0
+    if silent:
+        await barrier.all_done.wait()
+        await asyncio.sleep(0.5)  # the last leaderboards' frames
+        silent_cpu = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5) - cpu_idle_end
+        silent_frames = stats.frames
+        stats.messages = 0
+    answering = time.monotonic()
+    cpu_answering = cpu_ms(server_pid)
+    barrier.go.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
-    play_seconds = time.monotonic() - play_started
-    cpu_played = cpu_ms(server_pid) - idle_per_s * (play_seconds + 0.5)  # the hosts' half second included
+    play_seconds = time.monotonic() - answering
+    cpu_played = cpu_ms(server_pid) - idle_per_s * play_seconds - cpu_answering
     connected_n = total - len(stats.connect_failures)
     return {
         "players": total,
@@ -327,17 +395,22 @@ async def run_quizgate(port, server_pid, rooms, questions) -> dict:
         # Per join (connect + join + its lobby frames), and per player and question played (its question,
         # reveal and leaderboard frames and its answer; the hosts' frames and actions included).
         "cpu_per_join": (cpu_joined - cpu_start) / max(connected_n, 1),
-        "cpu_per_player_question": (cpu_played - cpu_idle_end) / max(len(stats.ack), 1),
+        "cpu_per_player_question": cpu_played / max(len(stats.ack), 1),
         "idle_cpu_per_s": idle_per_s,
-    }
+        **split_cpu(silent_cpu=silent_cpu, silent_frames=silent_frames, played_cpu=cpu_played,
+                    played_frames=stats.frames - silent_frames, answers=len(stats.ack)),
+    }  # fmt: skip
 
 
-async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float], list[float], list[int], dict]:
+async def run_baseline(
+    port, server_pid, n_rooms, questions, silent: int = 0
+) -> tuple[list[float], list[float], list[int], dict]:
     """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
     after the same think time as in Quizgate (the relay acknowledges each answer)."""
     fanout: list[float] = []
     ack: list[float] = []
     sizes: list[int] = []
+    frames = [0]
     codes = [f"B{r}" for r in range(n_rooms)]
 
     async def player(code, ready):
@@ -346,7 +419,7 @@ async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float
         seen = 0
         answered_at: list[float] = []
         try:
-            async with asyncio.timeout(questions * 4 + 20):
+            async with asyncio.timeout((silent + questions) * 4 + 60):
                 async for raw in ws:
                     now = time.time()
                     sizes.append(len(raw))
@@ -356,6 +429,9 @@ async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float
                         if seen == questions and not answered_at:
                             break
                         continue
+                    frames[0] += 1
+                    if message.get("silent"):
+                        continue  # the fan-out alone: nobody answers it
                     fanout.append((now - message["sent_at"]) * 1000)
                     seen += 1
                     await asyncio.sleep(random.uniform(0.2, 1.5))
@@ -369,6 +445,13 @@ async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float
         ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", max_queue=None)
         await start.wait()
         await asyncio.sleep(random.uniform(0, 2))
+        for _ in range(silent):
+            await ws.send(json.dumps({"type": "broadcast", "payload": {"phase": "question", "silent": True}}))
+            await asyncio.sleep(2)
+        if silent:
+            barrier.done()
+            await barrier.go.wait()
+            await asyncio.sleep(random.uniform(0, 2))
         for _ in range(questions):
             await ws.send(json.dumps({"type": "broadcast", "payload": {"phase": "question"}}))
             await asyncio.sleep(2)
@@ -384,13 +467,28 @@ async def run_baseline(port, server_pid, n_rooms, questions) -> tuple[list[float
             tasks.append(asyncio.create_task(player(code, ready)))
     await asyncio.gather(*(r.wait() for r in readies))
     _joined, cpu_idle_end, idle_per_s = await idle_cpu(server_pid)
+    barrier = Barrier(len(codes))
     hosts = [asyncio.create_task(host(code, start)) for code in codes]
     await asyncio.sleep(0.5)
     start.set()
     play_started = time.monotonic()
+    silent_cpu, silent_frames = 0.0, 0
+    if silent:
+        await barrier.all_done.wait()
+        await asyncio.sleep(0.5)
+        silent_cpu = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5) - cpu_idle_end
+        silent_frames = frames[0]
+    answering = time.monotonic()
+    cpu_answering = cpu_ms(server_pid)
+    barrier.go.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
-    played = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5)
-    cpu = {"cpu_per_player_question": (played - cpu_idle_end) / max(len(ack), 1), "idle_cpu_per_s": idle_per_s}
+    played = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - answering) - cpu_answering
+    cpu = {
+        "cpu_per_player_question": played / max(len(ack), 1),
+        "idle_cpu_per_s": idle_per_s,
+        **split_cpu(silent_cpu=silent_cpu, silent_frames=silent_frames, played_cpu=played,
+                    played_frames=frames[0] - silent_frames, answers=len(ack)),
+    }  # fmt: skip
     return fanout, ack, sizes, cpu
 
 
@@ -407,6 +505,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--layer", default=os.environ.get("CHANNEL_LAYER", "pubsub"))
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument(
+        "--silent", type=int, default=1,
+        help="questions played first with nobody answering, to read the CPU of the fan-out alone (0: none)",
+    )  # fmt: skip
     parser.add_argument(
         "--kinds", default="single", help="single, mixed (every question kind in turn) or both: single,mixed"
     )
@@ -436,22 +538,25 @@ def main() -> None:
             ROOM_MAX_PLAYERS=str(max(size, 20)),
         )
         subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
-        rooms = make_rooms(n, args.questions, kinds)
+        rooms = make_rooms(n, args.silent + args.questions, kinds)
         django.db.connections.close_all()
         server, port = start_server(serve.APP, args.workers, env)
         try:
-            result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions))
+            result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions, args.silent))
         finally:
             server.terminate()
             server.wait(10)
         base_p95 = base_ack_p95 = float("nan")
         base_bytes = []
-        base_cpu = {"cpu_per_player_question": float("nan")}
+        nan = float("nan")
+        base_cpu = {"cpu_per_player_question": nan, "idle_cpu_per_s": nan, "cpu_per_frame": nan, "cpu_per_answer": nan}
         if not args.no_baseline:
             base_env = {**env, "PYTHONPATH": str(REPO / "bench")}
             server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
-                base, base_ack, base_bytes, base_cpu = asyncio.run(run_baseline(port, server.pid, n, args.questions))
+                base, base_ack, base_bytes, base_cpu = asyncio.run(
+                    run_baseline(port, server.pid, n, args.questions, args.silent)
+                )
             finally:
                 server.terminate()
                 server.wait(10)
@@ -460,6 +565,7 @@ def main() -> None:
         p95 = pct(f, 95)
         pb, hb = result["player_bytes"], result["host_bytes"]
         p95_by_kinds.setdefault((n, size), {})[kinds] = (p95, pct(a, 95))
+        frame_ratio = result["cpu_per_frame"] / base_cpu["cpu_per_frame"]
         print(
             f"N={n:3d} rooms x {size} [{kinds} questions] ({result['players']} players): "
             f"connected {result['connected']}/"
@@ -481,7 +587,13 @@ def main() -> None:
             f"{result['cpu_per_player_question']:.2f}, relay {base_cpu['cpu_per_player_question']:.2f} -> "
             f"{result['cpu_per_player_question'] / base_cpu['cpu_per_player_question']:.2f}x; "
             f"per join {result['cpu_per_join']:.2f}; idle CPU ms/s taken out {result['idle_cpu_per_s']:.0f}, "
-            f"relay {base_cpu['idle_cpu_per_s']:.0f}; load average {os.getloadavg()[0]:.1f}"
+            f"relay {base_cpu['idle_cpu_per_s']:.0f}; load average {os.getloadavg()[0]:.1f}\n"
+            f"   server CPU ms per fan-out per socket (from {args.silent} question(s) nobody answered) "
+            f"{result['cpu_per_frame']:.3f}, relay {base_cpu['cpu_per_frame']:.3f} -> "
+            f"{frame_ratio:.2f}x (bound 2x -> ratio {frame_ratio / 2:.2f}); "
+            f"per answer {result['cpu_per_answer']:.2f}, relay {base_cpu['cpu_per_answer']:.2f} -> "
+            f"{result['cpu_per_answer'] / base_cpu['cpu_per_answer']:.2f}x; "
+            f"per join {result['cpu_per_join']:.2f}"
         )
     for (n, size), by_kinds in p95_by_kinds.items():
         if "single" in by_kinds and "mixed" in by_kinds:
