@@ -25,8 +25,11 @@ WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 # with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
 WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
-# Threads per server process for game actions (each keeps one database connection).
-DB_THREADS = env.int("DB_THREADS", default=4)
+# Threads per server process for game actions (each keeps one database connection). One: every game action of a
+# process is a short transaction (the answers that arrive together go in one, lobby/batching.py), and each more
+# thread doing Python work takes the GIL from the event loop that fans out (bench/ws_load.py, 50 rooms of 20:
+# question fan-out p95 15 ms with one thread, 87-152 ms with two, 135-349 ms with four; issue 31).
+DB_THREADS = env.int("DB_THREADS", default=1)
 # A database outage pauses the game: messages are retried this long, and open questions get at least
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
