@@ -101,6 +101,40 @@ async def idle_cpu(pid: int, seconds: float = 2.0) -> tuple[float, float, float]
     return before, after, (after - before) / seconds
 
 
+METRICS_TOKEN = "ws-load-bench"
+
+
+def server_histograms(port: int) -> dict[str, list[tuple[float, float]]]:
+    """The server's own latency histograms (core/metrics.py, every worker's together): name -> [(le, count)]."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    found: dict[str, list[tuple[float, float]]] = {}
+    try:
+        text = urllib.request.urlopen(request, timeout=10).read().decode()
+    except OSError:
+        return found
+    for line in text.splitlines():
+        if "_bucket{" in line and not line.startswith("#"):
+            name, rest = line.split("_bucket{", 1)
+            le = rest.split('le="', 1)[1].split('"', 1)[0]
+            found.setdefault(name, []).append((float(le), float(line.rsplit(" ", 1)[1])))
+    return found
+
+
+def bucket_pct(buckets: list[tuple[float, float]], q: float) -> str:
+    """The upper bound of the histogram bucket holding the q-th percentile, in ms ("<= 25 ms")."""
+    if not buckets or buckets[-1][1] == 0:
+        return "n/a"
+    total = buckets[-1][1]
+    for le, count in sorted(buckets):
+        if count >= total * q / 100:
+            return f"<= {le * 1000:.0f} ms" if le != float("inf") else "> 10 s"
+    return "n/a"
+
+
 def server_command(app: str) -> list[str]:
     """Quizgate as `make serve` starts it (config/serve.py: the server's limits from settings); the baseline
     app under plain uvicorn with the same frame limit."""
@@ -536,6 +570,7 @@ def main() -> None:
             RATELIMIT_ROOMS_PER_10_MINUTES="1000000",
             WS_MAX_PER_IP="1000000",
             ROOM_MAX_PLAYERS=str(max(size, 20)),
+            METRICS_TOKEN=METRICS_TOKEN,
         )
         subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
         rooms = make_rooms(n, args.silent + args.questions, kinds)
@@ -543,6 +578,7 @@ def main() -> None:
         server, port = start_server(serve.APP, args.workers, env)
         try:
             result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions, args.silent))
+            histograms = server_histograms(port)
         finally:
             server.terminate()
             server.wait(10)
@@ -593,7 +629,11 @@ def main() -> None:
             f"{frame_ratio:.2f}x (bound 2x -> ratio {frame_ratio / 2:.2f}); "
             f"per answer {result['cpu_per_answer']:.2f}, relay {base_cpu['cpu_per_answer']:.2f} -> "
             f"{result['cpu_per_answer'] / base_cpu['cpu_per_answer']:.2f}x; "
-            f"per join {result['cpu_per_join']:.2f}"
+            f"per join {result['cpu_per_join']:.2f}\n"
+            f"   inside the server (its own histograms, every question): answer arrived -> acknowledgement sent "
+            f"p50 {bucket_pct(histograms.get('quizgate_answer_ack_seconds', []), 50)}, "
+            f"p95 {bucket_pct(histograms.get('quizgate_answer_ack_seconds', []), 95)}; "
+            f"state sent -> frame left p95 {bucket_pct(histograms.get('quizgate_fanout_seconds', []), 95)}"
         )
     for (n, size), by_kinds in p95_by_kinds.items():
         if "single" in by_kinds and "mixed" in by_kinds:

@@ -226,14 +226,20 @@ def _judge_answer(
     return row, kind.shown(question, order, judged.option, judged.response)
 
 
+# The most time any player of the room has comes from one scan of each room's players (the derived table), not
+# a subquery per answering player: in a room of 2,000 that subquery read 2,000 rows for each of a batch's 200
+# answers (144 ms a batch; issue 31).
 _ROOMS_OF_PLAYERS = (
     "SELECT r.id, r.code, r.phase, r.question_index, r.round_id, r.timer_seconds, r.deadline, "
     "r.question_started_at, r.option_seed, r.team_talk_seconds, "
     "p.id AS answering_player_id, p.time_percent AS answering_time_percent, "
     "EXISTS (SELECT 1 FROM lobby_answer a WHERE a.player_id = p.id "
     "AND a.question_index = r.question_index) AS answered_current, "
-    "(SELECT MAX(q.time_percent) FROM lobby_player q WHERE q.room_id = r.id AND NOT q.removed) AS closing_time_percent "
-    "FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id WHERE p.id {} AND NOT p.removed"
+    "c.closing AS closing_time_percent "
+    "FROM lobby_room r JOIN lobby_player p ON p.room_id = r.id "
+    "JOIN (SELECT q.room_id, MAX(q.time_percent) AS closing FROM lobby_player q WHERE NOT q.removed AND q.room_id IN "
+    "(SELECT o.room_id FROM lobby_player o WHERE o.id {ids}) GROUP BY q.room_id) c ON c.room_id = r.id "
+    "WHERE p.id {ids} AND NOT p.removed"
 )
 
 
@@ -246,9 +252,9 @@ def _rooms_for_answers(player_ids: set[int]) -> dict[int, _RoomOfPlayer]:
     if not ids:
         return {}
     if connection.vendor == "postgresql":
-        rows = fetch(_ROOMS_OF_PLAYERS.format("= ANY(%s)") + " FOR SHARE OF r", [ids])
+        rows = fetch(_ROOMS_OF_PLAYERS.format(ids="= ANY(%s)") + " FOR SHARE OF r", [ids, ids])
     else:
-        rows = fetch(_ROOMS_OF_PLAYERS.format(f"IN ({', '.join(['%s'] * len(ids))})"), ids)
+        rows = fetch(_ROOMS_OF_PLAYERS.format(ids=f"IN ({', '.join(['%s'] * len(ids))})"), ids + ids)
     rooms = {}
     for row in rows:
         room = _RoomOfPlayer(*row)
@@ -321,24 +327,29 @@ def close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[i
     return closed
 
 
-# Per room: its active players, and how many of them answered the question asked about. Only those questions'
-# answers are joined: the condition is in the join, not a filter on every answer the players ever gave (which a
-# PostgreSQL without table statistics, autovacuum off as on our bench machine, answered by scanning the whole
-# answer table: 63 ms per batch at 570,000 stored answers).
+# Per (room, question) asked about: the room's active players, and how many of them answered that question. Two
+# counts by index, whatever the planner knows: one join of every player with the answers (the shape before) was
+# planned, on a database without statistics, as a nested loop over both: 4,000,000 comparisons and 600 ms per
+# batch in a room of 2,000 (issue 31).
 _COUNTS = (
-    "SELECT p.room_id, COUNT(DISTINCT p.id), COUNT(DISTINCT a.id) FROM lobby_player p "
-    "LEFT JOIN lobby_answer a ON a.player_id = p.id AND {} WHERE p.room_id {} AND NOT p.removed GROUP BY p.room_id"
+    "SELECT q.room, "
+    "(SELECT COUNT(*) FROM lobby_player p WHERE p.room_id = q.room AND NOT p.removed), "
+    "(SELECT COUNT(*) FROM lobby_answer a JOIN lobby_player p ON p.id = a.player_id "
+    "WHERE a.room_id = q.room AND a.question_index = q.idx AND NOT p.removed) FROM {}"
 )
 
 
 def _counts(questions: set[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    rooms = sorted({room_id for room_id, _ in questions})
-    if connection.vendor == "postgresql":  # arrays: a few parameters, however many rooms (see _answers_insert)
-        asked, indexes = zip(*sorted(questions), strict=True)
-        sql = _COUNTS.format(
-            "(a.room_id, a.question_index) IN (SELECT * FROM unnest(%s::integer[], %s::integer[]))", "= ANY(%s)"
-        )
-        return fetch(sql, [list(asked), list(indexes), rooms])
-    which = " OR ".join(["(a.room_id = %s AND a.question_index = %s)"] * len(questions))
-    sql = _COUNTS.format(f"({which})", f"IN ({', '.join(['%s'] * len(rooms))})")
-    return fetch(sql, [value for question in sorted(questions) for value in question] + rooms)
+    """(room, active players, answers to the questions asked about it), a row per room."""
+    asked = sorted(questions)
+    if connection.vendor == "postgresql":  # arrays: two parameters, however many rooms (see _answers_insert)
+        sql = _COUNTS.format("unnest(%s::integer[], %s::integer[]) AS q(room, idx)")
+        rows = fetch(sql, [[room for room, _ in asked], [index for _, index in asked]])
+    else:
+        values = ", ".join(["(%s, %s)"] * len(asked))
+        sql = f"WITH q(room, idx) AS (VALUES {values}) " + _COUNTS.format("q")
+        rows = fetch(sql, [value for pair in asked for value in pair])
+    counts: dict[int, tuple[int, int]] = {}
+    for room_id, active, answered in rows:
+        counts[room_id] = (active, counts.get(room_id, (0, 0))[1] + answered)
+    return [(room_id, active, answered) for room_id, (active, answered) in counts.items()]
