@@ -12,68 +12,17 @@ import io
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db import connection
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
-from lobby import machine, rows, team_board, teams
+from lobby import machine, picture_rows, team_board, teams
 from lobby.machine import Phase
-from lobby.models import Answer, Player, Room, VoidedQuestion
+from lobby.models import Answer, Player, Room
 from lobby.showing import shown_order
 from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
-from quiz.models import Round
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
-
-_ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
-                "deadline", "option_seed", "round__title", "round__check_status",
-                "no_speed_bonus", "reading_seconds", "question_started_at",
-                "teams_mode", "team_talk_seconds",
-                "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
-_ROOM_BOOLEANS = ("locked", "no_speed_bonus", "written_live", "round__writing")
-_ROOM_TIMES = ("deadline", "question_started_at", "waiting_since")
-
-# A room's picture is read on every event of every room (twice: in the sending process and in each other one),
-# so its queries are written out and read from a cursor (lobby/rows.py): through the ORM, building and compiling
-# them was most of a picture's CPU (bench/game_path.py).
-_ROOM_SQL = (
-    "SELECT " + ", ".join(f"q.{name[len('round__'):]}" if name.startswith("round__") else f"r.{name}"
-                          for name in _ROOM_FIELDS)
-    + f" FROM {Room._meta.db_table} r JOIN {Round._meta.db_table} q ON q.id = r.round_id WHERE r.id = %s"
-)  # fmt: skip
-# In join order (the host's lobby shows the newest last); id is the primary key, so no plan needs statistics.
-_PLAYERS_SQL = (
-    "SELECT id, nickname, score, time_percent, asks_more_time, team_id "
-    f"FROM {Player._meta.db_table} WHERE room_id = %s AND NOT removed ORDER BY id"
-)
-_VOIDED_SQL = f"SELECT question_index FROM {VoidedQuestion._meta.db_table} WHERE room_id = %s ORDER BY question_index"
-# One query for the count, the distribution and the results: one row per player (still in the room) who answered.
-_ANSWERS_SQL = (
-    "SELECT a.player_id, a.option, a.response, a.correct, a.points "
-    f"FROM {Answer._meta.db_table} a JOIN {Player._meta.db_table} p ON p.id = a.player_id "
-    "WHERE a.room_id = %s AND a.question_index = %s AND NOT p.removed ORDER BY a.id"
-)
-
-
-def _room_row(room_id: int) -> dict:
-    found = rows.fetch(_ROOM_SQL, [room_id])
-    if not found:
-        raise Room.DoesNotExist(f"Room {room_id} does not exist.")
-    room = dict(zip(_ROOM_FIELDS, found[0], strict=True))
-    for name in _ROOM_BOOLEANS:
-        room[name] = bool(room[name])
-    for name in _ROOM_TIMES:
-        room[name] = rows.aware(room[name])
-    return room
-
-
-def _answer_rows(room_id: int, question_index: int) -> list[tuple]:
-    response = Answer._meta.get_field("response")
-    return [
-        (player_id, option, response.from_db_value(given, None, connection), bool(correct), points)
-        for player_id, option, given, correct, points in rows.fetch(_ANSWERS_SQL, [room_id, question_index])
-    ]
 
 
 def crowd_rule() -> machine.CrowdRule:
@@ -176,11 +125,8 @@ def room_picture(*, room_id: int) -> Picture:
     """The picture, built once per broadcast in the sending process and once per change in each other process
     (lobby/standings.py): three or four queries read from a cursor, rows as tuples. Its CPU time holds the GIL
     while the server's event loop waits to fan out (bench/game_path.py). Ranks: one sort, O(N log N)."""
-    room = _room_row(room_id)
-    players = [
-        (player_id, nickname, score, percent, bool(asks), team_id)
-        for player_id, nickname, score, percent, asks, team_id in rows.fetch(_PLAYERS_SQL, [room_id])
-    ]
+    room = picture_rows.room_row(room_id)
+    players = picture_rows.player_rows(room_id)
     ranks = machine.rank([(player_id, score) for player_id, _, score, _, _, _ in players])
     lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _, _ in players}
     top = sorted(lines.items(), key=lambda item: (item[1][2], item[0]))[:TOP_PLACES]
@@ -209,7 +155,7 @@ def room_picture(*, room_id: int) -> Picture:
             for player_id, (nickname, score, rank) in top
         ],
         # Questions taken out of the scores after review (their points no longer count).
-        "voided": [index for (index,) in rows.fetch(_VOIDED_SQL, [room_id])],
+        "voided": picture_rows.voided_indexes(room_id),
     }
     voided = snapshot["voided"]
     team_places: dict[int, tuple[int, int]] = {}
@@ -237,7 +183,7 @@ def room_picture(*, room_id: int) -> Picture:
         }
         if question.image:
             snapshot["question"]["image"] = question.image
-        answers = _answer_rows(room_id, index)
+        answers = picture_rows.answer_rows(room_id, index)
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION:
             # Everyone's time at x1 (the host's countdown; a player's own is in their `you`): the room's deadline
