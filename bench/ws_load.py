@@ -22,6 +22,7 @@ import random
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,8 +107,6 @@ METRICS_TOKEN = "ws-load-bench"
 
 def server_histograms(port: int) -> dict[str, list[tuple[float, float]]]:
     """The server's own latency histograms (core/metrics.py, every worker's together): name -> [(le, count)]."""
-    import urllib.request
-
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
     )

@@ -316,7 +316,7 @@ def close_where_everyone_answered(questions: set[tuple[int, int]], codes: dict[i
     if that is everyone. One query, however many rooms. Returns the questions this call closed."""
     if not questions:
         return set()
-    counts = {room_id: (active, answered) for room_id, active, answered in _counts(questions)}
+    counts = _counts(questions)
     closed = set()
     for room_id, question_index in sorted(questions):
         active, answered = counts.get(room_id, (0, 0))
@@ -339,8 +339,8 @@ _COUNTS = (
 )
 
 
-def _counts(questions: set[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    """(room, active players, answers to the questions asked about it), a row per room."""
+def _counts(questions: set[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Room -> (active players, answers to the questions asked about it)."""
     asked = sorted(questions)
     if connection.vendor == "postgresql":  # arrays: two parameters, however many rooms (see _answers_insert)
         sql = _COUNTS.format("unnest(%s::integer[], %s::integer[]) AS q(room, idx)")
@@ -352,4 +352,4 @@ def _counts(questions: set[tuple[int, int]]) -> list[tuple[int, int, int]]:
     counts: dict[int, tuple[int, int]] = {}
     for room_id, active, answered in rows:
         counts[room_id] = (active, counts.get(room_id, (0, 0))[1] + answered)
-    return [(room_id, active, answered) for room_id, (active, answered) in counts.items()]
+    return counts
