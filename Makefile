@@ -5,7 +5,7 @@ PIP := $(VENV)/bin/pip
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test install install-dev browser haproxy lint format serve
+.PHONY: run test install install-dev browser haproxy lint format serve docs
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -42,7 +42,7 @@ run: install .local-secret
 	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
-# worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see README, "Production").
+# worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see docs/operators/production.md).
 # Every process's metrics go to files in METRICS_DIR and /metrics sums them (core/metrics.py); emptied at each start.
 METRICS_DIR ?= $(CURDIR)/.metrics
 
@@ -71,9 +71,14 @@ haproxy:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
 	  else echo "Install HAProxy first: sudo apt-get install haproxy"; exit 1; fi; }
 
+# The manual (docs/, mkdocs.yml), warnings as errors, into build/site/ (git ignores it); nothing is fetched.
+docs: install-dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
+
 # Runs against PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set, SQLite + in-memory otherwise.
 test: install-dev browser haproxy
 	$(VENV)/bin/lint-imports
+	$(MAKE) --no-print-directory docs
 	$(PY) -m pytest -q -rs
 
 lint:

@@ -129,7 +129,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
-CHANNEL_LAYER = env("CHANNEL_LAYER", default="pubsub")  # "pubsub" or "core": see README, Performance
+CHANNEL_LAYER = env("CHANNEL_LAYER", default="pubsub")  # "pubsub" or "core": see docs/operators/production.md
 # The channel layer may be sharded over several Redis servers (channels_redis hashes each channel and group to one
 # of them); everything else in Redis (cache, per-IP limits, socket leases, the processes' beats and registry, the
 # breakers, Celery) stays on REDIS_URL. See deploy/README.md.
@@ -210,7 +210,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # admin's alike (the right password is refused too until then). Other accounts behind the same address (a school's
 # one NAT address) and the same account from elsewhere sign in as before. The count is kept in the database, so
 # every server process sees it and a restart does not clear it. An operator unlocks with
-# `manage.py axes_reset_username NAME` (README, Accounts); the admin lists the attempts under "Axes".
+# `manage.py axes_reset_username NAME` (docs/operators/abuse-limits.md); the admin lists the attempts under "Axes".
 AUTH_LOCKOUT_FAILURES = env.int("AUTH_LOCKOUT_FAILURES", default=5)
 AUTH_LOCKOUT_MINUTES = env.int("AUTH_LOCKOUT_MINUTES", default=15)
 AUTHENTICATION_BACKENDS = [

@@ -83,7 +83,7 @@ QUIZ_IMAGE_MAX_SIDE = env.int("QUIZ_IMAGE_MAX_SIDE", default=1600)
 # Where the re-encoded files are kept: Django's STORAGES["question_images"]. The filesystem under MEDIA_ROOT by
 # default (one machine, or a directory every machine mounts); an object store for several machines by naming its
 # backend and options, e.g. QUIZ_IMAGE_STORAGE_BACKEND=storages.backends.s3.S3Storage and
-# QUIZ_IMAGE_STORAGE_OPTIONS='{"bucket_name": "quizgate-pictures"}' (README, "Pictures"). The files are always
+# QUIZ_IMAGE_STORAGE_OPTIONS='{"bucket_name": "quizgate-pictures"}' (docs/hosts/pictures.md). The files are always
 # served by the app itself (/rounds/images/<name>), so the pages' CSP keeps img-src 'self'.
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(Path(__file__).resolve().parent.parent / "media"))
 MEDIA_URL = "/media/"

@@ -53,7 +53,7 @@ def test_a_cycle_hidden_inside_a_function_breaks_the_acyclic_contract(tmp_path):
     assert "No cycles are allowed in review." in result.stdout
 
 
-PURE = "Pure rules: lobby.machine, lobby.teams, review.sweep and verifier.policy"
+PURE = "Pure rules import neither Django nor Channels"
 
 
 @pytest.mark.parametrize(
@@ -63,6 +63,13 @@ PURE = "Pure rules: lobby.machine, lobby.teams, review.sweep and verifier.policy
         ("lobby/teams.py", "from core import i18n  # noqa: F401", "lobby.teams -> core.i18n"),
         ("review/sweep.py", "from channels.layers import get_channel_layer  # noqa: F401", "review.sweep -> channels"),
         ("verifier/policy.py", "from asgiref.sync import sync_to_async  # noqa: F401", "verifier.policy -> asgiref"),
+        ("lobby/frames.py", "from django.conf import settings  # noqa: F401", "lobby.frames -> django"),
+        (
+            "review/checker_eval/figures.py",
+            "from review.checker_eval import items  # noqa: F401",
+            "review.checker_eval.figures -> review.checker_eval.items",
+        ),
+        ("verifier/causes.py", "from core import i18n  # noqa: F401", "verifier.causes -> core.i18n"),
         # Through a module of ours that imports Django: still not pure.
         ("verifier/policy.py", "from core import i18n  # noqa: F401", "verifier.policy -> core.i18n"),
     ],

@@ -31,12 +31,12 @@ from django.core.cache.backends.locmem import LocMemCache
 
 from verifier import conf
 from verifier.backends.base import GateFailure
+from verifier.causes import UNAVAILABLE
 from verifier.conf import GateConfig
 from verifier.registry import gate_enabled
 
 logger = logging.getLogger("verifier")
 
-UNAVAILABLE = "checker_unavailable"
 # A transport that never delivered an answer. `truncated_body` is a connection lost mid-body (closed or reset
 # before the announced length): a lost connection like one lost before the headers. `body_too_large` is an answer
 # gone wrong (the server is there, its reply is the problem).

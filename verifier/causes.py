@@ -11,8 +11,10 @@ vocabulary every page, label and export says it with (quiz/check_labels.py puts 
     not_checked    no checker was asked (the gate is off, or the question was never sent)
 """
 
-from verifier.breaker import UNAVAILABLE
-from verifier.decisions import ROUND_BUDGET
+# The reasons these causes are read from, named here so this vocabulary imports nothing (it is pure, like the
+# figures that read it): verifier/breaker.py and verifier/decisions.py take them from here.
+UNAVAILABLE = "checker_unavailable"  # the breaker is open: the question was not sent
+ROUND_BUDGET = "round_budget"  # the round's call budget was spent before the checker answered
 
 PASSED = "passed"
 REJECTED = "rejected"

@@ -7,11 +7,10 @@ from typing import Any, Literal
 from verifier import policy
 from verifier.backends import GateFailure
 from verifier.breaker import UNAVAILABLE
+from verifier.causes import ROUND_BUDGET  # a question the checker had not answered one call budget after writing
 from verifier.prompts import OPTION_LABELS
 
 OutcomeName = Literal["passed", "dropped", "unverified", "unchecked"]
-# A question the checker had not answered one call budget after the writer finished.
-ROUND_BUDGET = "round_budget"
 # A passed question whose blind check failed, or whose blind checker confidently chose another option, carries
 # one of these verdict reasons, so it waits in the review queue although it is played.
 BLIND_MISSING_PREFIX = "blind_"

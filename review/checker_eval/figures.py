@@ -6,12 +6,11 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from review.checker_eval.items import EvalItem
 from review.sweep import DEFECTIVE, GOOD, GRID, NEGATIVE_CHECKS, LabelledScore, SweepRow, sweep_row, widest_safe
 from verifier import causes, policy
-from verifier.breaker import UNAVAILABLE
+from verifier.causes import UNAVAILABLE
 
 SCORE = "score"  # the gate's score, next to the checks' own probabilities
 # AUROC below this: the checker does not tell good from bad; below STRONG: only weakly.
@@ -22,9 +21,15 @@ SLOW_REASONS = causes.TOO_SLOW_REASONS
 UNREACHABLE_REASONS = causes.UNREACHABLE_REASONS
 
 
+class Labelled(Protocol):
+    """What the figures read of an item (review/checker_eval/items.py's EvalItem is one): its label."""
+
+    label: str
+
+
 @dataclass(frozen=True)
 class EvalResult:
-    item: EvalItem
+    item: Labelled
     outcome: str
     score: float | None
     probabilities: dict[str, float]

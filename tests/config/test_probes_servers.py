@@ -19,6 +19,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server to start one of its own"),
 ]
+READYZ_TIMEOUT = 1.0
 
 
 def _readyz(port: int) -> httpx.Response:
@@ -40,13 +41,22 @@ def test_readyz_fails_naming_the_channel_layer_while_redis_is_stopped_and_recove
     server = start_asgi(
         "asgi",
         log_path=tmp_path / "asgi.log",
-        env={"REDIS_URL": f"redis://127.0.0.1:{redis.port}/0", "READYZ_TIMEOUT": "1", "LOG_FORMAT": "json"},
+        env={
+            "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+            "READYZ_TIMEOUT": str(READYZ_TIMEOUT),
+            "LOG_FORMAT": "json",
+        },
     )
     try:
         healthy = httpx.get(f"http://127.0.0.1:{server.port}/healthz", headers={"Host": "10.0.0.7"}, timeout=15)
         assert healthy.status_code == 200
-        ready = _readyz(server.port)
-        assert ready.status_code == 200, ready.text
+        # What a healthy probe of this server costs now (the worst of three): the baseline of the bound below.
+        healthy = 0.0
+        for _ in range(3):
+            started = time.monotonic()
+            ready = _readyz(server.port)
+            healthy = max(healthy, time.monotonic() - started)
+            assert ready.status_code == 200, ready.text
         assert ready.json()["parts"]["channel_layer"]["detail"] == "RedisPubSubChannelLayer"
 
         redis.kill()
@@ -61,8 +71,9 @@ def test_readyz_fails_naming_the_channel_layer_while_redis_is_stopped_and_recove
         assert body["parts"]["channel_layer"]["ok"] is False and body["parts"]["channel_layer"]["detail"]
         # The process itself is fine: a balancer takes it out of rotation, nothing restarts it.
         assert httpx.get(f"http://127.0.0.1:{server.port}/healthz", timeout=15).status_code == 200
-        # Each part is cut at READYZ_TIMEOUT (1 s), all asked at once: a probe never hangs on a dead Redis.
-        assert took < 1 + 5, took
+        # Each part is cut at READYZ_TIMEOUT (1 s), all asked at once: a probe never hangs on a dead Redis. It
+        # costs one cut and what a healthy probe costs, with room for one more cut, never a wait per part.
+        assert took <= 2 * READYZ_TIMEOUT + 2 * healthy, (took, healthy)
 
         redis = start_redis(redis.port)
         assert _ready_within(server.port, 15).status_code == 200

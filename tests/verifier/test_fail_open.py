@@ -67,6 +67,14 @@ def _assert_within_budget(wall: float, *, calls: int, concurrency: int = 4):
     assert wall <= budget + slack, (wall, budget, BASELINE)
 
 
+def _assert_refused_at_once(wall: float):
+    """A faulty reply is refused for what it is, not by waiting out the (roomy) deadline: the round of faults costs
+    no more than the clean round of twice its size measured before it in the same test, plus twice how late this
+    loop's timers ran meanwhile (a loaded machine slows both alike)."""
+    assert wall <= 2 * BASELINE["wall"] + 2 * BASELINE["lag"], (wall, BASELINE)
+    assert wall < ROOMY, (wall, BASELINE)
+
+
 def _assert_cut(decisions, *, under_way: int):
     """A round checked at once has one call budget: the questions whose calls were all under way time out (or,
     on a busy machine, are cut by the round a hair later); the ones still waiting for a slot are cut by the round
@@ -113,7 +121,7 @@ async def test_systemone_fault_fails_open(systemone, fault, reason, caplog, sett
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
-        assert wall < ROOMY / 2, (wall, BASELINE)
+        _assert_refused_at_once(wall)
     # One warning per question: when the checks fail the question is unverified, whatever the blind call did.
     warnings = [r for r in caplog.records if r.name == "verifier" and r.levelno == logging.WARNING]
     assert len(warnings) == ROUND
@@ -235,7 +243,7 @@ async def test_llm_fault_fails_open(llm, fault, reason, settings):
         _assert_within_budget(wall, calls=1)
     else:
         _assert_unverified(decisions, reason)
-        assert wall < ROOMY / 2, (wall, BASELINE)
+        _assert_refused_at_once(wall)
     assert llm.max_in_flight <= 4
 
 

@@ -4,6 +4,7 @@ shown, the leaderboard waits (bounded) for the next one, and a writer that dies 
 with the questions it had."""
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -20,7 +21,7 @@ from lobby.models import Room
 from lobby.services import game_act, room_create, writing_tick
 from quiz.exceptions import QuizError
 from quiz.generation.jobs import generation_job_create, generation_run, jobs_requeue_stale
-from quiz.generation.writer import RoundWriter
+from quiz.generation.model_client import ModelClient
 from quiz.host_rounds import host_round_save
 from quiz.models import GenerationJob, GenerationStatus, Question, Round
 from quiz.selectors import generation_snapshot
@@ -128,20 +129,27 @@ async def test_the_first_question_is_played_while_later_ones_are_still_checked_a
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_writer_that_dies_half_way_ends_the_game_cleanly_with_the_questions_it_had(
-    writer, sockets, host_socket, game_clock, monkeypatch
+    writer, sockets, host_socket, game_clock, monkeypatch, settings
 ):
-    # The first attempt writes 2 of the 4 asked; the second dies once the game has started.
+    # The first attempt writes 2 of the 4 asked; the second dies once the game has started: the model's stream,
+    # the writer's one way to its server, fails with an error nobody expects, after the first question is played.
     writer.writer.turns = [Turn(questions=[good_question(0, 1), good_question(0, 2)])]
     release = threading.Event()
-    original = RoundWriter._attempt
+    settings.QUIZ_WRITER_TIMEOUT = 30.0  # the second attempt waits for the release within its own deadline
+    original = ModelClient.stream_text
+    attempts = 0
 
-    async def attempt(self, model, facts, *, deadline):
-        if facts.number == 2:
+    async def stream_text(self, messages, *, deadline):
+        nonlocal attempts
+        attempts += 1
+        if attempts == 2:
             await asyncio.to_thread(release.wait, 20)
             raise RuntimeError("the writer died half way")
-        return await original(self, model, facts, deadline=deadline)
+        async with contextlib.aclosing(original(self, messages, deadline=deadline)) as stream:
+            async for text in stream:
+                yield text
 
-    monkeypatch.setattr(RoundWriter, "_attempt", attempt)
+    monkeypatch.setattr(ModelClient, "stream_text", stream_text)
     job = await database_sync_to_async(generation_job_create)(owner_key="k", count=4, topic="Birds")
     runner = _run_in_background(job.pk)
     job = await _wait_for_ready(job.pk, 2)
