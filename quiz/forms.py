@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from quiz import images
 from quiz.exceptions import InvalidQuestion
-from quiz.importing import MAX_TEXT_BYTES, max_json_bytes
+from quiz.importers import max_upload_bytes
 from quiz.kinds import DEFAULT, kind_choices, kind_named, kind_of, kinds_with
 from quiz.validation import (
     MAX_EXPLANATION,
@@ -302,10 +302,17 @@ class ImportForm(forms.Form):
         label=_("Round title"),
         help_text=_("Optional: a JSON file's own title or the file name is used otherwise."),
     )
-    file = forms.FileField(required=False, label=_("File (.csv or .json)"))
+    file = forms.FileField(
+        required=False,
+        label=_("File"),
+        help_text=_(
+            "Kahoot! or Quizizz spreadsheet (.xlsx), Moodle XML, GIFT, Aiken, or Quizgate's CSV or JSON: "
+            "the format is recognised by itself."
+        ),
+    )
     text = forms.CharField(
         required=False,
-        label=_("Or paste CSV or JSON"),
+        label=_("Or paste GIFT, Aiken, Moodle XML, CSV or JSON"),
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
     )
 
@@ -316,30 +323,17 @@ class ImportForm(forms.Form):
         if upload and pasted.strip():
             raise ValidationError(_("Choose a file or paste text, not both."), code="both")
         if upload:
-            json_file = PurePath(upload.name or "").suffix.lower() == ".json"
-            if upload.size > (max_json_bytes() if json_file else MAX_TEXT_BYTES):
-                if json_file:
-                    size = _("%(size)s MB") % {"size": f"{max_json_bytes() / 1048576:g}"}
-                else:
-                    size = _("%(size)s KB") % {"size": MAX_TEXT_BYTES // 1024}
+            if upload.size > max_upload_bytes():
+                size = _("%(size)s MB") % {"size": f"{max_upload_bytes() / 1048576:g}"}
                 raise ValidationError(_("The file is larger than %(size)s.") % {"size": size}, code="too_large")
-            try:
-                content = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError as error:
-                raise ValidationError(_("The file is not UTF-8 text."), code="encoding") from error
             name = PurePath(upload.name or "").name
-            suffix = PurePath(name).suffix.lower()
-            data["format"] = suffix[1:] if suffix in (".csv", ".json") else _sniff_format(content)
+            data["raw"] = upload.read()
+            data["name"] = name
             data["source_name"] = PurePath(name).stem
         elif pasted.strip():
-            content = pasted
-            data["format"] = _sniff_format(content)
+            data["raw"] = pasted.encode("utf-8")
+            data["name"] = ""
             data["source_name"] = ""
         else:
             raise ValidationError(_("Choose a file or paste some text."), code="empty")
-        data["content"] = content
         return data
-
-
-def _sniff_format(content: str) -> str:
-    return "json" if content.lstrip("\ufeff \t\r\n")[:1] in ("[", "{") else "csv"

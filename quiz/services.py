@@ -27,6 +27,7 @@ def question_create(
         served_model_id=served_model_id[:200],
         image_name=image_store(data.image),
         image_alt=data.image.alt if data.image else "",
+        seconds=data.seconds,
     )
 
 

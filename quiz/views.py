@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
-from quiz import importing
+from quiz import importers, importing
 from quiz.audit import round_audit
 from quiz.checking.rounds import round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
@@ -151,7 +151,7 @@ def pack_check(request: HttpRequest, pack_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 # Pasted text is sent URL-encoded: up to three bytes a character for what the importer reads as one. A JSON file
 # carries its pictures: up to QUIZ_IMPORT_MAX_BYTES.
-@request_body_cap(lambda: max(3 * importing.MAX_TEXT_BYTES, importing.max_json_bytes()) + FORM_ALLOWANCE)
+@request_body_cap(lambda: max(3 * importing.MAX_TEXT_BYTES, importers.max_upload_bytes()) + FORM_ALLOWANCE)
 def round_import(request: HttpRequest) -> HttpResponse:
     result = None
     saved = None
@@ -159,8 +159,7 @@ def round_import(request: HttpRequest) -> HttpResponse:
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
             data = form.cleaned_data
-            parse = importing.parse_json if data["format"] == "json" else importing.parse_csv
-            result = parse(data["content"])
+            result = importers.read(data["name"], data["raw"])
             if result.questions:
                 title = data["title"] or result.title or data["source_name"] or "Imported questions"
                 saved = round_create_for_host(

@@ -1,0 +1,113 @@
+"""A spreadsheet (.xlsx) read safely: openpyxl in read-only mode, after the zip it is has been looked at.
+
+An .xlsx is a zip of XML files. Before openpyxl opens it the zip's directory is read: too many members, too many
+bytes once unpacked, or a member that unpacks to far more than it is packed (a zip bomb) refuse the file. Then
+only the first sheet is read, row by row, at most MAX_SHEET_ROWS rows of MAX_COLUMNS cells.
+"""
+
+import io
+import zipfile
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from quiz.importers.common import FileRefused
+
+MAX_MEMBERS = 500
+MAX_UNPACKED = 50 * 1024 * 1024
+MAX_RATIO = 500
+MAX_SHEET_ROWS = 1000
+MAX_COLUMNS = 30
+
+
+def looks_like_xlsx(raw: bytes) -> bool:
+    return raw[:4] == b"PK\x03\x04"
+
+
+def _check_zip(raw: bytes) -> None:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise FileRefused(_("the spreadsheet is damaged or cut short (it is not a whole .xlsx file)")) from error
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_MEMBERS:
+            raise FileRefused(_("the spreadsheet holds too many parts to be read safely"))
+        total = sum(member.file_size for member in members)
+        bomb = any(
+            member.file_size > 10 * 1024 * 1024 and member.file_size > MAX_RATIO * member.compress_size
+            for member in members
+        )
+        if total > MAX_UNPACKED or bomb:
+            raise FileRefused(
+                _("the spreadsheet unpacks to far more than it holds (over %(size)s MB): it is refused")
+                % {"size": MAX_UNPACKED // (1024 * 1024)}
+            )
+        if "xl/workbook.xml" not in archive.namelist():
+            raise FileRefused(_("the file is a zip but not an Excel spreadsheet (.xlsx)"))
+
+
+def head_text(raw: bytes, rows: int = 30) -> str:
+    """The words of the first sheet's first rows, case folded (to tell one tool's template from another's); ""
+    for a file that cannot be read (its importer says why)."""
+    if not looks_like_xlsx(raw):
+        return ""
+    words = []
+    try:
+        with closing(sheet_rows(raw)) as reading:
+            for number, cells in reading:
+                words.append(" ".join(str(cell) for cell in cells if cell is not None))
+                if number >= rows:
+                    break
+    except FileRefused:
+        return ""
+    return " ".join(" ".join(words).split()).casefold()
+
+
+def sheet_rows(raw: bytes) -> Iterator[tuple[int, list[Any]]]:
+    """(row number, cell values) of the spreadsheet's first sheet, empty rows left out."""
+    _check_zip(raw)
+    # Imported here: openpyxl takes a while to import, and only a spreadsheet needs it.
+    from openpyxl import load_workbook
+
+    try:
+        book = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+    except Exception as error:  # openpyxl raises many kinds (KeyError, ValueError, lxml's...) for a broken file
+        raise FileRefused(_("the spreadsheet cannot be read: %(error)s") % {"error": type(error).__name__}) from error
+    try:
+        sheet = book.worksheets[0]
+        for number, row in enumerate(sheet.iter_rows(max_col=MAX_COLUMNS, values_only=True), start=1):
+            if number > MAX_SHEET_ROWS:
+                raise FileRefused(
+                    _("the sheet has more than %(max)s rows; split it into smaller files") % {"max": MAX_SHEET_ROWS},
+                    number,
+                    "row",
+                )
+            cells = list(row)
+            if any(cell not in (None, "") for cell in cells):
+                yield number, cells
+    except FileRefused:
+        raise
+    except Exception as error:
+        raise FileRefused(_("the spreadsheet cannot be read: %(error)s") % {"error": type(error).__name__}) from error
+    finally:
+        book.close()
+
+
+def find_header(
+    rows: Iterator[tuple[int, list[Any]]], wanted: dict[str, tuple[str, ...]], required: tuple[str, ...]
+) -> tuple[int, dict[str, int]]:
+    """The first row naming every required column (by how its header starts, case folded), and where each wanted
+    column is; the rows before it (a template's instructions) are passed over."""
+    for number, cells in rows:
+        found: dict[str, int] = {}
+        for index, cell in enumerate(cells):
+            header = " ".join(str(cell or "").split()).casefold()
+            for name, starts in wanted.items():
+                if name not in found and any(header.startswith(start) for start in starts):
+                    found[name] = index
+        if all(name in found for name in required):
+            return number, found
+    raise FileRefused(_("no header row was found: a row naming the columns %(names)s") % {"names": ", ".join(required)})
