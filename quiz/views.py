@@ -180,7 +180,7 @@ def round_import(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _download(content: str, *, filename: str, content_type: str) -> HttpResponse:
+def _download(content: str | bytes, *, filename: str, content_type: str) -> HttpResponse:
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -210,3 +210,14 @@ def round_export_json(request: HttpRequest, round_id: int) -> HttpResponse:
         about=audit["round"],
     )
     return _download(content, filename=_filename(round_, "json"), content_type="application/json; charset=utf-8")
+
+
+@require_GET
+def round_export_as(request: HttpRequest, round_id: int, fmt: str) -> HttpResponse:
+    """The round in another tool's format (quiz/importers EXPORTS): GIFT, Moodle XML or Kahoot!'s spreadsheet."""
+    export = importers.EXPORTS.get(fmt)
+    if export is None:
+        raise Http404("No such format.")
+    round_ = _own_round(request, round_id)
+    content, _left_out = export.write(round_.title, host_round_questions(round_=round_))
+    return _download(content, filename=_filename(round_, export.extension), content_type=export.content_type)

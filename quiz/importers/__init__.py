@@ -14,10 +14,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz import importing
-from quiz.importers import aiken, gift, kahoot, moodle_xml, quizizz
+from quiz.importers import aiken, gift, kahoot, moodle_export, moodle_xml, quizizz
 from quiz.importers.common import FileRefused, decode, refused
 from quiz.importers.xlsx import looks_like_xlsx
 from quiz.importing import ImportResult, RowError
+from quiz.validation import QuestionData
 
 
 def _text_parser(parse: Callable[[str], ImportResult]) -> Callable[[bytes], ImportResult]:
@@ -64,6 +65,22 @@ FORMATS: tuple[Format, ...] = (
     Format("gift", gettext_lazy("GIFT"), gift.detect, gift.parse),
     Format("aiken", gettext_lazy("Aiken"), aiken.detect, aiken.parse),
 )
+
+
+@dataclass(frozen=True)
+class Export:
+    """A round written in another tool's format: the file's bytes and the texts of the questions it cannot hold."""
+
+    extension: str
+    content_type: str
+    write: Callable[[str, list[QuestionData]], tuple[bytes, list[str]]]
+
+
+EXPORTS: dict[str, Export] = {
+    "gift": Export("gift.txt", "text/plain; charset=utf-8", gift.export),
+    "moodle": Export("moodle.xml", "application/xml; charset=utf-8", moodle_export.export),
+    "kahoot": Export("kahoot.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", kahoot.export),
+}
 
 
 def format_of(name: str, raw: bytes) -> Format:

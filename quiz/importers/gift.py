@@ -200,7 +200,7 @@ def _numerical(body: str) -> dict[str, Any]:
     return {"kind": "number", "answer": tidy(value), "tolerance": tidy(abs(tolerance)), "min": low, "max": high}
 
 
-def export(title: str, questions: list[QuestionData]) -> tuple[str, list[str]]:
+def export(title: str, questions: list[QuestionData]) -> tuple[bytes, list[str]]:
     """The questions as GIFT, and the texts of those GIFT cannot hold (an order question)."""
     lines = [f"// {title}", f"$CATEGORY: {title.replace(chr(10), ' ')}", ""]
     left_out = []
@@ -208,11 +208,12 @@ def export(title: str, questions: list[QuestionData]) -> tuple[str, list[str]]:
         body = _export_answers(question)
         if body is None:
             left_out.append(question.text)
+            lines += [f"// Not exported (GIFT has no {kind_of(question).name} question): {question.text}", ""]
             continue
         if question.explanation:
             body += f" ####{escape(question.explanation)}"
         lines += [f"::Q{number}::{escape(question.text)} {{{body}}}", ""]
-    return "\n".join(lines), left_out
+    return "\n".join(lines).encode(), left_out
 
 
 def _export_answers(question: QuestionData) -> str | None:

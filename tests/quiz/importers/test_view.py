@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from quiz.models import Round
 from tests.quiz.importers.conftest import FILES
@@ -51,3 +52,21 @@ def test_pasted_gift_and_a_bomb_upload(client):
     assert "declares entities or a document type" in html
     assert "nothing was saved" in html
     assert list(Round.objects.values_list("title", flat=True)) == ["Pasted"]
+
+
+def test_export_downloads_in_other_formats_and_imports_back(client, kahoot_file):
+    upload = SimpleUploadedFile("kahoot.xlsx", kahoot_file, content_type="application/octet-stream")
+    client.post("/rounds/import/", {"title": "Kahoot quiz", "file": upload})
+    round_ = Round.objects.get()
+    for fmt, extension in (("gift", "gift.txt"), ("moodle", "moodle.xml"), ("kahoot", "kahoot.xlsx")):
+        response = client.get(f"/rounds/{round_.pk}/export/{fmt}/")
+        assert response.status_code == 200
+        assert f'filename="kahoot-quiz-{round_.pk}.{extension}"' in response["Content-Disposition"]
+        back = client.post(
+            "/rounds/import/",
+            {"title": f"Back from {fmt}", "file": SimpleUploadedFile(f"back.{extension}", response.content)},
+        )
+        assert "Imported 4 questions" in back.content.decode()
+    assert client.get(f"/rounds/{round_.pk}/export/docx/").status_code == 404
+    # Another browser (another owner) cannot export the round.
+    assert Client().get(f"/rounds/{round_.pk}/export/gift/").status_code == 404
