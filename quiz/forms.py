@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from quiz import images
@@ -14,8 +15,10 @@ from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,
     MAX_OPTIONS,
+    MAX_SECONDS,
     MAX_SOURCE,
     MAX_TEXT,
+    MIN_SECONDS,
     OPTION_LETTERS,
     QuestionData,
     clean_question,
@@ -94,6 +97,13 @@ class QuestionBlockForm(forms.Form):
         label=_("Source (optional)"),
         widget=forms.TextInput(attrs={"maxlength": MAX_SOURCE}),
     )
+    # Text, not a number field: "abc" gets clean_question's message like every other field of the block.
+    seconds = forms.CharField(
+        required=False,
+        label=_("Its own time in seconds (optional)"),
+        help_text=format_lazy(_("{low} to {high}; empty: the room's timer."), low=MIN_SECONDS, high=MAX_SECONDS),
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "maxlength": 3}),
+    )
 
     image = forms.FileField(
         required=False,
@@ -143,6 +153,7 @@ class QuestionBlockForm(forms.Form):
             "text": question.text,
             "explanation": question.explanation,
             "source": question.source,
+            "seconds": "" if question.seconds is None else str(question.seconds),
             "image_name": question.image.name if question.image else "",
             "image_alt": question.image.alt if question.image else "",
         }
@@ -249,6 +260,7 @@ class QuestionBlockForm(forms.Form):
             **kind.from_csv(cells),
             "explanation": data.get("explanation", ""),
             "source": data.get("source", ""),
+            "seconds": data.get("seconds", "").strip(),
         }
         try:
             image = self._clean_image(data)
