@@ -1,7 +1,8 @@
 """A spreadsheet (.xlsx) read safely: openpyxl in read-only mode, after the zip it is has been looked at.
 
 An .xlsx is a zip of XML files. Before openpyxl opens it the zip's directory is read: too many members, too many
-bytes once unpacked, or a member that unpacks to far more than it is packed (a zip bomb) refuse the file. Then
+bytes once unpacked, a member that unpacks to far more than it is packed (a zip bomb), or sheets larger than
+MAX_SHEETS_XML (openpyxl would scan them whole on opening) refuse the file. Then
 only the first sheet is read, row by row, at most MAX_SHEET_ROWS rows of MAX_COLUMNS cells.
 """
 
@@ -19,6 +20,10 @@ MAX_MEMBERS = 500
 MAX_UNPACKED = 50 * 1024 * 1024
 MAX_RATIO = 500
 MAX_SHEET_ROWS = 1000
+# openpyxl scans a whole sheet for its size when the sheet does not say it (a hostile file leaves it out), and it
+# does so for every sheet on opening: the sheets' XML is bounded before that. A sheet of 1,000 rows of 30 cells
+# is about 1.5 MB.
+MAX_SHEETS_XML = 8 * 1024 * 1024
 MAX_COLUMNS = 30
 
 
@@ -44,6 +49,12 @@ def _check_zip(raw: bytes) -> None:
             raise FileRefused(
                 _("the spreadsheet unpacks to far more than it holds (over %(size)s MB): it is refused")
                 % {"size": MAX_UNPACKED // (1024 * 1024)}
+            )
+        sheets = sum(member.file_size for member in members if member.filename.startswith("xl/worksheets/"))
+        if sheets > MAX_SHEETS_XML:
+            raise FileRefused(
+                _("the spreadsheet's sheets are too large (over %(size)s MB of cells): split it into smaller files")
+                % {"size": MAX_SHEETS_XML // (1024 * 1024)}
             )
         if "xl/workbook.xml" not in archive.namelist():
             raise FileRefused(_("the file is a zip but not an Excel spreadsheet (.xlsx)"))

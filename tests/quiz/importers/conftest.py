@@ -1,6 +1,7 @@
 """Spreadsheets written in the layouts Kahoot! and Quizizz publish for their imports."""
 
 import io
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,26 @@ def kahoot_rows(questions: list[list]) -> list[list]:
         KAHOOT_HEADER,
         *[[number, *row] for number, row in enumerate(questions, start=1)],
     ]
+
+
+def kahoot_sheet_without_size(count: int) -> bytes:
+    """A Kahoot! sheet of `count` question rows whose sheet XML, written directly, does not say its size (as a
+    hostile file would not): openpyxl would scan it whole on opening."""
+    template = xlsx(kahoot_rows([["Question?", "yes", "no", None, None, 20, 1]]))
+    header = "".join(f'<c t="inlineStr"><is><t>{cell}</t></is></c>' for cell in kahoot_rows([])[-1])
+    row = '<row><c><v>{n}</v></c><c t="inlineStr"><is><t>Question {n}?</t></is></c>'
+    row += '<c t="inlineStr"><is><t>yes</t></is></c><c t="inlineStr"><is><t>no</t></is></c><c/><c/>'
+    row += "<c><v>20</v></c><c><v>1</v></c></row>"
+    sheet = (
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        f"<row>{header}</row>" + "".join(row.format(n=n) for n in range(count)) + "</sheetData></worksheet>"
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(template)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = sheet.encode() if item.filename.startswith("xl/worksheets/") else source.read(item)
+            target.writestr(item.filename, data)
+    return out.getvalue()
 
 
 @pytest.fixture

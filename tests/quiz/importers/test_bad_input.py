@@ -9,7 +9,7 @@ from quiz import importers
 from quiz.importers import moodle_xml
 from quiz.importers.xlsx import MAX_SHEET_ROWS
 from quiz.importing import MAX_ROWS, MAX_TEXT_BYTES
-from tests.quiz.importers.conftest import FILES, KAHOOT_HEADER, kahoot_rows, xlsx
+from tests.quiz.importers.conftest import FILES, KAHOOT_HEADER, kahoot_rows, kahoot_sheet_without_size, xlsx
 
 
 def only_error(result) -> str:
@@ -59,6 +59,18 @@ def test_too_many_rows_stop_at_the_limit_with_the_row_named():
     # Row 209 is the first question past the limit; the sheet is not read past MAX_SHEET_ROWS.
     assert where == [f"row {8 + MAX_ROWS + 1}", f"row {MAX_SHEET_ROWS + 1}"]
     assert "the rest were skipped" in result.errors[0].reason
+
+
+def test_50000_rows_without_their_size_are_refused_before_opening():
+    raw = kahoot_sheet_without_size(50_000)
+    assert len(raw) < 1024 * 1024  # small packed: the sheet itself is what is too large
+    message = only_error(importers.read("big.xlsx", raw))
+    assert "sheets are too large" in message
+
+
+def test_a_sheet_without_its_size_is_read_when_small():
+    result = importers.read("small.xlsx", kahoot_sheet_without_size(3))
+    assert [q.text for q in result.questions] == ["Question 0?", "Question 1?", "Question 2?"]
 
 
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
