@@ -14,7 +14,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from quiz.importers.common import FileRefused, Report, cell_text, refused, seconds
-from quiz.importers.xlsx import find_header, head_text, looks_like_xlsx, sheet_rows
+from quiz.importers.xlsx import find_header, head_words, looks_like_xlsx, sheet_rows
 from quiz.importing import ImportResult
 
 OPTIONS = tuple(f"Option {n}" for n in range(1, 6))
@@ -31,7 +31,7 @@ REQUIRED = ("Question Text", "Question Type", "Option 1", "Correct Answer")
 
 
 def detect(name: str, raw: bytes) -> bool:
-    return looks_like_xlsx(raw) and "question type" in head_text(raw)
+    return looks_like_xlsx(raw) and "question type" in head_words(raw)
 
 
 def parse(raw: bytes) -> ImportResult:

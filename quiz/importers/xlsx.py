@@ -9,7 +9,6 @@ only the first sheet is read, row by row, at most MAX_SHEET_ROWS rows of MAX_COL
 import io
 import zipfile
 from collections.abc import Iterator
-from contextlib import closing
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -22,8 +21,8 @@ MAX_RATIO = 500
 MAX_SHEET_ROWS = 1000
 # openpyxl scans a whole sheet for its size when the sheet does not say it (a hostile file leaves it out), and it
 # does so for every sheet on opening: the sheets' XML is bounded before that. A sheet of 1,000 rows of 30 cells
-# is about 1.5 MB.
-MAX_SHEETS_XML = 8 * 1024 * 1024
+# is about 1 MB.
+MAX_SHEETS_XML = 2 * 1024 * 1024
 MAX_COLUMNS = 30
 
 
@@ -60,21 +59,21 @@ def _check_zip(raw: bytes) -> None:
             raise FileRefused(_("the file is a zip but not an Excel spreadsheet (.xlsx)"))
 
 
-def head_text(raw: bytes, rows: int = 30) -> str:
-    """The words of the first sheet's first rows, case folded (to tell one tool's template from another's); ""
-    for a file that cannot be read (its importer says why)."""
+def head_words(raw: bytes, limit: int = 256 * 1024) -> str:
+    """The start of the workbook's strings and of its sheets' XML, case folded, read from the zip without opening
+    the workbook (to tell one tool's template from another's); "" for a file that is not a readable zip."""
     if not looks_like_xlsx(raw):
         return ""
-    words = []
+    parts = []
     try:
-        with closing(sheet_rows(raw)) as reading:
-            for number, cells in reading:
-                words.append(" ".join(str(cell) for cell in cells if cell is not None))
-                if number >= rows:
-                    break
-    except FileRefused:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            for member in archive.infolist()[:MAX_MEMBERS]:
+                if member.filename == "xl/sharedStrings.xml" or member.filename.startswith("xl/worksheets/sheet"):
+                    with archive.open(member) as file:
+                        parts.append(file.read(limit).decode("utf-8", errors="replace"))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError):
         return ""
-    return " ".join(" ".join(words).split()).casefold()
+    return " ".join(" ".join(parts).split()).casefold()
 
 
 def sheet_rows(raw: bytes) -> Iterator[tuple[int, list[Any]]]:
