@@ -61,6 +61,8 @@ class Question(models.Model):
     image_alt = models.CharField(max_length=MAX_ALT, blank=True)
     # Its own time in seconds (a Kahoot! or Quizizz file's time limit); null: the room's timer.
     seconds = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The file it was imported from, as "format: file name" (quiz/importers), for its audit; "" otherwise.
+    imported_from = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -163,7 +163,10 @@ def round_import(request: HttpRequest) -> HttpResponse:
             if result.questions:
                 title = data["title"] or result.title or data["source_name"] or "Imported questions"
                 saved = round_create_for_host(
-                    title=title, questions=result.questions, owner_key=_owner_key(request, create=True)
+                    title=title,
+                    questions=result.questions,
+                    owner_key=_owner_key(request, create=True),
+                    imported_from=f"{result.format_label}: {data['name'] or 'pasted text'}",
                 )
     else:
         form = ImportForm()

@@ -15,4 +15,9 @@ class Migration(migrations.Migration):
             name='seconds',
             field=models.PositiveSmallIntegerField(blank=True, null=True),
         ),
+        migrations.AddField(
+            model_name='question',
+            name='imported_from',
+            field=models.CharField(blank=True, max_length=200),
+        ),
     ]

@@ -8,7 +8,24 @@ from quiz.exceptions import InvalidQuestion
 from quiz.importing import export_json, parse_json
 from quiz.models import Round
 from quiz.validation import clean_question
-from tests.quiz.test_views import block, editor_data
+
+
+def editor_data(title: str, blocks: list[dict[str, str]]) -> dict[str, str]:
+    data = {"title": title, "q-TOTAL_FORMS": str(len(blocks)), "q-INITIAL_FORMS": "0"}
+    data.update({"q-MIN_NUM_FORMS": "0", "q-MAX_NUM_FORMS": "30"})
+    for index, block in enumerate(blocks):
+        data.update({f"q-{index}-{key}": value for key, value in block.items()})
+    return data
+
+
+def block(text: str, options: list[str], correct: int, **extra: str) -> dict[str, str]:
+    return {
+        "text": text,
+        **{f"option_{n}": option for n, option in enumerate(options)},
+        "correct": str(correct),
+        **extra,
+    }
+
 
 BASE = {"question": "2 + 2?", "options": ["3", "4"], "correct": "B"}
 

@@ -4,6 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from quiz.audit import question_audit
 from quiz.models import Round
 from tests.quiz.importers.conftest import FILES
 
@@ -30,6 +31,9 @@ def test_moodle_file_upload_saves_the_playable_and_names_the_rest(client):
     saved = questions_of(round_)
     assert [q.kind for q in saved] == ["single", "multi", "true_false", "typed", "number"]
     assert saved[0].image_alt == "The flag of Australia" and saved[0].image_name.endswith(".png")
+    # Each question's audit says where it came from.
+    assert {q.imported_from for q in saved} == {"Moodle XML: capitals.xml"}
+    assert question_audit(saved[0])["origin"]["imported_from"] == "Moodle XML: capitals.xml"
 
 
 def test_kahoot_upload_keeps_each_question_time(client, kahoot_file):
