@@ -67,6 +67,7 @@ def _origin(question: Question) -> dict[str, Any]:
         "writer_model_id": question.model_id,
         "writer_served_model_id": question.served_model_id,
         "grounded_source": question.source,
+        "imported_from": question.imported_from,
         "created_at": _when(question.created_at),
     }
 

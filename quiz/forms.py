@@ -4,18 +4,21 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from quiz import images
 from quiz.exceptions import InvalidQuestion
-from quiz.importing import MAX_TEXT_BYTES, max_json_bytes
+from quiz.importers import max_upload_bytes
 from quiz.kinds import DEFAULT, kind_choices, kind_named, kind_of, kinds_with
 from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,
     MAX_OPTIONS,
+    MAX_SECONDS,
     MAX_SOURCE,
     MAX_TEXT,
+    MIN_SECONDS,
     OPTION_LETTERS,
     QuestionData,
     clean_question,
@@ -94,6 +97,13 @@ class QuestionBlockForm(forms.Form):
         label=_("Source (optional)"),
         widget=forms.TextInput(attrs={"maxlength": MAX_SOURCE}),
     )
+    # Text, not a number field: "abc" gets clean_question's message like every other field of the block.
+    seconds = forms.CharField(
+        required=False,
+        label=_("Its own time in seconds (optional)"),
+        help_text=format_lazy(_("{low} to {high}; empty: the room's timer."), low=MIN_SECONDS, high=MAX_SECONDS),
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "maxlength": 3}),
+    )
 
     image = forms.FileField(
         required=False,
@@ -143,6 +153,7 @@ class QuestionBlockForm(forms.Form):
             "text": question.text,
             "explanation": question.explanation,
             "source": question.source,
+            "seconds": "" if question.seconds is None else str(question.seconds),
             "image_name": question.image.name if question.image else "",
             "image_alt": question.image.alt if question.image else "",
         }
@@ -249,6 +260,7 @@ class QuestionBlockForm(forms.Form):
             **kind.from_csv(cells),
             "explanation": data.get("explanation", ""),
             "source": data.get("source", ""),
+            "seconds": data.get("seconds", "").strip(),
         }
         try:
             image = self._clean_image(data)
@@ -302,10 +314,17 @@ class ImportForm(forms.Form):
         label=_("Round title"),
         help_text=_("Optional: a JSON file's own title or the file name is used otherwise."),
     )
-    file = forms.FileField(required=False, label=_("File (.csv or .json)"))
+    file = forms.FileField(
+        required=False,
+        label=_("File"),
+        help_text=_(
+            "Kahoot! or Quizizz spreadsheet (.xlsx), Moodle XML, GIFT, Aiken, or Quizgate's CSV or JSON: "
+            "the format is recognised by itself."
+        ),
+    )
     text = forms.CharField(
         required=False,
-        label=_("Or paste CSV or JSON"),
+        label=_("Or paste GIFT, Aiken, Moodle XML, CSV or JSON"),
         widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
     )
 
@@ -316,30 +335,17 @@ class ImportForm(forms.Form):
         if upload and pasted.strip():
             raise ValidationError(_("Choose a file or paste text, not both."), code="both")
         if upload:
-            json_file = PurePath(upload.name or "").suffix.lower() == ".json"
-            if upload.size > (max_json_bytes() if json_file else MAX_TEXT_BYTES):
-                if json_file:
-                    size = _("%(size)s MB") % {"size": f"{max_json_bytes() / 1048576:g}"}
-                else:
-                    size = _("%(size)s KB") % {"size": MAX_TEXT_BYTES // 1024}
+            if upload.size > max_upload_bytes():
+                size = _("%(size)s MB") % {"size": f"{max_upload_bytes() / 1048576:g}"}
                 raise ValidationError(_("The file is larger than %(size)s.") % {"size": size}, code="too_large")
-            try:
-                content = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError as error:
-                raise ValidationError(_("The file is not UTF-8 text."), code="encoding") from error
             name = PurePath(upload.name or "").name
-            suffix = PurePath(name).suffix.lower()
-            data["format"] = suffix[1:] if suffix in (".csv", ".json") else _sniff_format(content)
+            data["raw"] = upload.read()
+            data["name"] = name
             data["source_name"] = PurePath(name).stem
         elif pasted.strip():
-            content = pasted
-            data["format"] = _sniff_format(content)
+            data["raw"] = pasted.encode("utf-8")
+            data["name"] = ""
             data["source_name"] = ""
         else:
             raise ValidationError(_("Choose a file or paste some text."), code="empty")
-        data["content"] = content
         return data
-
-
-def _sniff_format(content: str) -> str:
-    return "json" if content.lstrip("\ufeff \t\r\n")[:1] in ("[", "{") else "csv"

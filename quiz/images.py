@@ -157,6 +157,8 @@ def clean_image(raw) -> QuestionImage | None:
     """A question's "image" as the round JSON has it: absent or null, or {"data": data URL, "alt": text}."""
     if raw is None:
         return None
+    if isinstance(raw, QuestionImage):  # already through the pipeline (an importer read it from its file)
+        return raw
     if not isinstance(raw, dict):
         raise InvalidImage(_('"image" must be an object with "data" (a data URL) and "alt"'))
     alt = clean_alt(raw.get("alt"))

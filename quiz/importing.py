@@ -55,6 +55,10 @@ class ImportResult:
     errors: list[RowError] = field(default_factory=list)
     # A JSON file may carry its round's title.
     title: str = ""
+    # What came in only in part (a picture link not fetched, a category left behind), per question.
+    notes: list[RowError] = field(default_factory=list)
+    # The format it was read as (quiz/importers), for the report.
+    format_label: str = ""
 
 
 def _too_large(text: str) -> ImportResult | None:
@@ -259,6 +263,8 @@ def question_as_json(question: QuestionData) -> dict[str, Any]:
     item["question"] = question.text
     item.update(kind.as_json(question))
     item.update(explanation=question.explanation, source=question.source)
+    if question.seconds is not None:
+        item["seconds"] = question.seconds
     if question.image is not None:
         item["image"] = {"data": image_data_url(question.image), "alt": question.image.alt}
     return item

@@ -59,6 +59,10 @@ class Question(models.Model):
     # Its picture: the file's name in STORAGES["question_images"] (quiz/images.py) and what it shows, in words.
     image_name = models.CharField(max_length=80, blank=True)
     image_alt = models.CharField(max_length=MAX_ALT, blank=True)
+    # Its own time in seconds (a Kahoot! or Quizizz file's time limit); null: the room's timer.
+    seconds = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The file it was imported from, as "format: file name" (quiz/importers), for its audit; "" otherwise.
+    imported_from = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -89,6 +93,7 @@ class Question(models.Model):
             image=QuestionImage(name=self.image_name, alt=self.image_alt) if self.image_name else None,
             kind=self.kind,
             key=dict(self.key or {}),
+            seconds=self.seconds,
         )
 
 

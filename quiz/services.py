@@ -11,7 +11,13 @@ from quiz.validation import QuestionData
 
 
 def question_create(
-    *, data: QuestionData, provenance: str, pack: Pack | None = None, model_id: str = "", served_model_id: str = ""
+    *,
+    data: QuestionData,
+    provenance: str,
+    pack: Pack | None = None,
+    model_id: str = "",
+    served_model_id: str = "",
+    imported_from: str = "",
 ) -> Question:
     return Question.objects.create(
         kind=data.kind,
@@ -27,6 +33,8 @@ def question_create(
         served_model_id=served_model_id[:200],
         image_name=image_store(data.image),
         image_alt=data.image.alt if data.image else "",
+        seconds=data.seconds,
+        imported_from=imported_from[:200],
     )
 
 
@@ -78,10 +86,14 @@ def round_language_default() -> str:
     return translation.get_supported_language_variant(active)
 
 
-def round_create_for_host(*, title: str, questions: list[QuestionData], owner_key: str) -> Round:
+def round_create_for_host(
+    *, title: str, questions: list[QuestionData], owner_key: str, imported_from: str = ""
+) -> Round:
     if not questions:
         raise QuizError("A round needs at least one question.")
-    created = [question_create(data=data, provenance=Provenance.HOST) for data in questions]
+    created = [
+        question_create(data=data, provenance=Provenance.HOST, imported_from=imported_from) for data in questions
+    ]
     return round_create(
         title=title.strip() or "My questions",
         questions=created,

@@ -16,7 +16,9 @@ __all__ = [
     "MAX_EXPLANATION",
     "MAX_OPTION",
     "MAX_OPTIONS",
+    "MAX_SECONDS",
     "MAX_SOURCE",
+    "MIN_SECONDS",
     "MAX_TEXT",
     "MIN_OPTIONS",
     "OPTION_LETTERS",
@@ -28,6 +30,9 @@ __all__ = [
 MAX_TEXT = 300
 MAX_EXPLANATION = 500
 MAX_SOURCE = 500
+# A question's own time (Kahoot!'s limits run from 5 to 240 seconds).
+MIN_SECONDS = 5
+MAX_SECONDS = 240
 
 
 # The languages a round can be written and checked in (code -> the name the model is told).
@@ -57,6 +62,8 @@ class QuestionData:
     image: QuestionImage | None = None
     kind: str = DEFAULT
     key: Mapping[str, Any] = field(default_factory=dict, hash=False)  # compared, not hashed (a dict)
+    # The question's own time in seconds, used instead of the room's timer; None: the room's.
+    seconds: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -77,6 +84,7 @@ def clean_question(raw: Mapping[str, Any]) -> QuestionData:
     explanation = clean_text(raw.get("explanation"), field=_("explanation"), max_length=MAX_EXPLANATION, required=False)
     source = clean_text(raw.get("source"), field=_("source"), max_length=MAX_SOURCE, required=False)
     image = clean_image(raw.get("image"))
+    seconds = clean_seconds(raw.get("seconds"))
     return QuestionData(
         text=text,
         options=shape.options,
@@ -86,4 +94,23 @@ def clean_question(raw: Mapping[str, Any]) -> QuestionData:
         image=image,
         kind=kind.name,
         key=dict(shape.key or {}),
+        seconds=seconds,
     )
+
+
+def clean_seconds(value: Any) -> int | None:
+    """A question's own time: absent, null or "" for the room's timer, else MIN_SECONDS to MAX_SECONDS."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidQuestion(_("the time per question must be a whole number of seconds"))
+    if not MIN_SECONDS <= value <= MAX_SECONDS:
+        raise InvalidQuestion(
+            _("the time per question must be %(min)s to %(max)s seconds, not %(value)s")
+            % {"min": MIN_SECONDS, "max": MAX_SECONDS, "value": value}
+        )
+    return value

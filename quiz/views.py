@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
-from quiz import importing
+from quiz import importers, importing
 from quiz.audit import round_audit
 from quiz.checking.rounds import round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
@@ -151,7 +151,7 @@ def pack_check(request: HttpRequest, pack_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 # Pasted text is sent URL-encoded: up to three bytes a character for what the importer reads as one. A JSON file
 # carries its pictures: up to QUIZ_IMPORT_MAX_BYTES.
-@request_body_cap(lambda: max(3 * importing.MAX_TEXT_BYTES, importing.max_json_bytes()) + FORM_ALLOWANCE)
+@request_body_cap(lambda: max(3 * importing.MAX_TEXT_BYTES, importers.max_upload_bytes()) + FORM_ALLOWANCE)
 def round_import(request: HttpRequest) -> HttpResponse:
     result = None
     saved = None
@@ -159,12 +159,14 @@ def round_import(request: HttpRequest) -> HttpResponse:
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
             data = form.cleaned_data
-            parse = importing.parse_json if data["format"] == "json" else importing.parse_csv
-            result = parse(data["content"])
+            result = importers.read(data["name"], data["raw"])
             if result.questions:
                 title = data["title"] or result.title or data["source_name"] or "Imported questions"
                 saved = round_create_for_host(
-                    title=title, questions=result.questions, owner_key=_owner_key(request, create=True)
+                    title=title,
+                    questions=result.questions,
+                    owner_key=_owner_key(request, create=True),
+                    imported_from=f"{result.format_label}: {data['name'] or 'pasted text'}",
                 )
     else:
         form = ImportForm()
@@ -181,7 +183,7 @@ def round_import(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _download(content: str, *, filename: str, content_type: str) -> HttpResponse:
+def _download(content: str | bytes, *, filename: str, content_type: str) -> HttpResponse:
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -211,3 +213,14 @@ def round_export_json(request: HttpRequest, round_id: int) -> HttpResponse:
         about=audit["round"],
     )
     return _download(content, filename=_filename(round_, "json"), content_type="application/json; charset=utf-8")
+
+
+@require_GET
+def round_export_as(request: HttpRequest, round_id: int, fmt: str) -> HttpResponse:
+    """The round in another tool's format (quiz/importers EXPORTS): GIFT, Moodle XML or Kahoot!'s spreadsheet."""
+    export = importers.EXPORTS.get(fmt)
+    if export is None:
+        raise Http404("No such format.")
+    round_ = _own_round(request, round_id)
+    content, _left_out = export.write(round_.title, host_round_questions(round_=round_))
+    return _download(content, filename=_filename(round_, export.extension), content_type=export.content_type)
