@@ -133,7 +133,9 @@ class Multi(Kind):
         return "; ".join(question.options[i] for i in question.key["correct_indexes"] if i < len(question.options))
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
-        return letters(response or [])
+        # By the options' words: a room's phones showed its own letters, not the round's.
+        options = question.options
+        return "; ".join(options[i] if 0 <= i < len(options) else "?" for i in response or ())
 
     def gate_asks(self, question: Held) -> list[GateAsk]:
         # One ask per option: is it one of the right answers? Yes is marked for a right one, No for a wrong one.

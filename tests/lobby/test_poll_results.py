@@ -68,6 +68,14 @@ def test_the_results_csv_reports_a_poll_vote_without_right_or_wrong(client, make
     assert by_name["Bo"][3:5] == ["B: Lyon (wrong, 0)", "A: The deep ocean"]
 
 
+def test_the_results_csv_names_a_multi_answers_options_by_their_words(client, make_round):
+    # A room shows the options in its own order: the round's letters would name what no phone showed.
+    room = _played(client, make_round)
+    rows = list(csv.reader(io.StringIO(client.get(f"/host/{room.code}/results.csv").content.decode())))
+    assert rows[0][5] == "Q3: Which are even? [correct A: 2; C: 4]"
+    assert {row[1]: row[5] for row in rows[1:]} == {"Ada": "2; 3 (wrong, 0)", "Bo": ""}
+
+
 def test_the_results_page_shows_a_polls_votes_without_a_share_correct(client, make_round):
     room = _played(client, make_round)
     page = client.get(f"/host/{room.code}/results/").content.decode()
