@@ -110,6 +110,7 @@ function showVerdict(reply) {
   if (!reply.verdict) return reply.finished ? refresh() : render(state);
   showPhase("verdict");
   const v = reply.verdict;
+  $("v-title").textContent = progressText(v.index, state.question_count);
   const words = verdictOf({ scored: v.correct !== null, correct: v.correct, points: v.points });
   $("verdict").textContent = words.text;
   $("verdict").className = `verdict ${words.tone}`;
