@@ -336,9 +336,13 @@ def homework_overview(*, room: Room) -> dict[str, Any]:
         .values_list("pk", "nickname", "score", "homework__question_index", "homework__finished_at")
     )
     per_question = {index: [0, 0] for index in range(room.question_count)}
-    for index, correct in Answer.objects.filter(room=room).values_list("question_index", "correct"):
+    answering: set[int] = set()  # "started": answered at least once (joining alone starts nothing)
+    for player_id, index, correct in Answer.objects.filter(room=room).values_list(
+        "player_id", "question_index", "correct"
+    ):
         per_question[index][0] += 1
         per_question[index][1] += bool(correct)
+        answering.add(player_id)
     return {
         "deadline": assignment.deadline.isoformat(),
         "open": is_open(assignment),
@@ -351,7 +355,7 @@ def homework_overview(*, room: Room) -> dict[str, Any]:
             }
             for _pk, nickname, score, index, finished in players
         ],
-        "started": len(players),
+        "started": sum(1 for pk, *_rest in players if pk in answering),
         "finished": sum(1 for *_rest, finished in players if finished is not None),
         "questions": [
             {"number": index + 1, "answered": counts[0], "correct": counts[1]}
