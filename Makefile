@@ -24,7 +24,8 @@ install-dev: $(VENV)/.dev
 
 # A quiz night on this machine's network: phones on the same Wi-Fi join by the QR code. Debug off (no debug
 # page reaches the network), static files from WhiteNoise, a secret generated once into .local-secret, plain
-# http on the LAN (QUIZ_LOCAL_NETWORK). `make run RUN_HOST=127.0.0.1` keeps it to this machine.
+# http on the LAN (QUIZ_LOCAL_NETWORK). `make run RUN_HOST=127.0.0.1` keeps it to this machine (QUIZ_BIND_HOST
+# tells the app so: its join link and QR code then never name the LAN address, which no phone could reach).
 # config.serve is uvicorn with the server's limits from settings (WS_SERVER_MAX_BYTES).
 # The embedded default: SQLite, in-memory channel layer, Celery tasks in-process, no keys, no Redis.
 RUN_HOST ?= 0.0.0.0
@@ -39,7 +40,7 @@ run: install .local-secret
 	$(RUN_ENV) $(PY) manage.py purge_old_data
 	$(RUN_ENV) $(PY) manage.py compile_translations
 	$(RUN_ENV) $(PY) manage.py collectstatic --noinput -v 0
-	$(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
+	QUIZ_BIND_HOST=$(RUN_HOST) $(RUN_ENV) $(PY) -m config.serve --host $(RUN_HOST) --port $(PORT) --log-level warning
 
 # The production set on one machine: WEB_CONCURRENCY uvicorn processes sharing PORT, and a Celery
 # worker. Needs DATABASE_URL, REDIS_URL and DJANGO_SECRET_KEY (see docs/operators/production.md).

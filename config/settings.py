@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import environ
 from celery.schedules import crontab
 
-from core.lan import lan_address
+from core.lan import is_loopback_host, lan_address
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,14 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 # A game on the local network (`make run`): phones on the same Wi-Fi join at this machine's LAN address, which
 # is detected (core/lan.py) unless QUIZ_LAN_ADDRESS names it; plain http, so cookies are not marked secure.
 QUIZ_LOCAL_NETWORK = env.bool("QUIZ_LOCAL_NETWORK", default=False)
-QUIZ_LAN_ADDRESS = env("QUIZ_LAN_ADDRESS", default="") or ((QUIZ_LOCAL_NETWORK and lan_address()) or "")
+# The address the server binds, when its starter says (`make run` passes RUN_HOST): bound to loopback only, no
+# phone can reach the LAN address, so the join link and QR code do not name it.
+QUIZ_BIND_HOST = env("QUIZ_BIND_HOST", default="")
+QUIZ_LAN_ADDRESS = (
+    ""
+    if QUIZ_BIND_HOST and is_loopback_host(QUIZ_BIND_HOST)
+    else env("QUIZ_LAN_ADDRESS", default="") or ((QUIZ_LOCAL_NETWORK and lan_address()) or "")
+)
 # Where players reach the game when that is not where the host opened it (a tunnel, a proxy), e.g.
 # https://quiz.example.org; the join link and QR code use it, and its host is allowed.
 QUIZ_PUBLIC_URL = env("QUIZ_PUBLIC_URL", default="")

@@ -28,7 +28,8 @@ def lan_address() -> str | None:
     return None
 
 
-def _is_loopback_host(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
+    """Is `host` (a Host header, or an address a server binds) this machine only?"""
     domain, _ = split_domain_port(host.lower())
     if domain in ("localhost", "") or domain.endswith(".localhost"):
         return True
@@ -43,7 +44,7 @@ def shareable_url(request: HttpRequest, path: str) -> str:
     LAN address when the page was opened on this machine's loopback, else the address the page was opened at."""
     if settings.QUIZ_PUBLIC_URL:
         return settings.QUIZ_PUBLIC_URL.rstrip("/") + path
-    if settings.QUIZ_LAN_ADDRESS and _is_loopback_host(request.get_host()):
+    if settings.QUIZ_LAN_ADDRESS and is_loopback_host(request.get_host()):
         port = request.get_port()
         default_port = "443" if request.is_secure() else "80"
         netloc = settings.QUIZ_LAN_ADDRESS if port == default_port else f"{settings.QUIZ_LAN_ADDRESS}:{port}"

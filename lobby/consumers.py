@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from core import metrics
 from core.i18n import language_from_scope
+from core.text import safe_payload
 from lobby import events, fanout, frames, game_db, heal, ratelimit, rebalance, review, services, standings
 from lobby.exceptions import GameError, PlayerRemoved
 from lobby.game_db import db
@@ -102,6 +103,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
             return await self.send_error("bad_message", _("That message is not valid JSON."))
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return await self.send_error("bad_message", _("A message needs a type."))
+        # Every text in it made storable here, once, whatever handler reads it (core/text.py).
+        message = safe_payload(message)
         handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
         if handler is None:
             return await self.send_error("unknown_type", _("Unknown message type."))

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.lan import shareable_url
 from core.owner_keys import session_owner_key
+from core.text import safe_payload
 from lobby import ratelimit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import HomeworkCreateForm
@@ -112,7 +113,7 @@ def _body(request: HttpRequest) -> dict:
         data = None
     if not isinstance(data, dict):
         raise GameError(_("That request could not be read."))
-    return data
+    return safe_payload(data)  # every text in it storable (core/text.py), as the room's socket does
 
 
 def _api(handler):

@@ -61,11 +61,13 @@ class QuestionResult:
     played: bool  # closed and scored; the others were never asked (or are open right now)
     voided: bool
     answered: int
-    share_correct: float | None  # None when nobody answered
+    share_correct: float | None  # None when nobody answered, or for a poll
     median_ms: int | None
     options: list[OptionResult]
     # The right answer in words, for a kind without options to count (a typed answer, an order, a number).
     answer: str = ""
+    # False for a poll: no right answer, so no "% correct" and no option marked as the answer.
+    scored: bool = True
     flags: list[FlagNote] = field(default_factory=list)
     reports: list[ReportNote] = field(default_factory=list)
 
@@ -149,7 +151,10 @@ def game_results(*, room: Room) -> GameResults:
                 played=index in closed,
                 voided=index in voided,
                 answered=total,
-                share_correct=(sum(1 for _, _, correct, _ in given if correct) / total) if total else None,
+                share_correct=(sum(1 for _, _, correct, _ in given if correct) / total)
+                if total and kind.scored
+                else None,
+                scored=kind.scored,
                 median_ms=int(statistics.median(elapsed for _, _, _, elapsed in given)) if total else None,
                 options=[
                     OptionResult(

@@ -309,8 +309,8 @@ def player_view(*, player_id: int) -> dict:
 
 def results_csv(*, room: Room) -> str:
     """One row per player; each answer names the option by the round's letter and its text (the same in every
-    room of the round, whatever order a room showed), whether it was right and its points. The header names each
-    question and its correct option."""
+    room of the round, whatever order a room showed), whether it was right and its points (a poll's vote: the
+    option alone). The header names each question and its correct option, or says it is a poll."""
     questions = round_question_list(round_id=room.round_id)
     if room.written_live:
         # Its round may have grown after the game ended early: only what the game could play.
@@ -323,7 +323,9 @@ def results_csv(*, room: Room) -> str:
     # Each question's column says what was asked and which option was right; a cell, what the player answered.
     header = []
     for number, question in enumerate(questions, start=1):
-        header.append(f"Q{number}: {question.text} [correct {kind_of(question).answer_text(question)}]")
+        # A poll has no right answer: its column says it is a poll, its cells name the vote alone.
+        said = f"correct {kind_of(question).answer_text(question)}" if kind_of(question).scored else "poll"
+        header.append(f"Q{number}: {question.text} [{said}]")
     # A game with teams says each player's team (the team CSV, lobby/team_board.py, has the teams' scores).
     teams = (
         {team.pk: team_board.team_name(team.name, team.order) for team in room.teams.all()}
@@ -339,7 +341,11 @@ def results_csv(*, room: Room) -> str:
                 cells.append("")
             else:
                 question = questions[index]
-                chosen = kind_of(question).response_text(question, answer.option, answer.response)
+                kind = kind_of(question)
+                chosen = kind.response_text(question, answer.option, answer.response)
+                if not kind.scored:
+                    cells.append(chosen)
+                    continue
                 verdict = "right" if answer.correct else ("partly right" if (answer.credit or 0) > 0 else "wrong")
                 cells.append(f"{chosen} ({verdict}, {answer.points})")
         team = [teams.get(player.team_id, "")] if teams is not None else []

@@ -4,6 +4,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
+from core.text import clean_line
 from quiz.checking.rounds import CheckMark, question_check_marks, round_check_refresh
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.models import CheckStatus, GenerationJob, Provenance, Question, Round, RoundQuestion
@@ -61,7 +62,7 @@ def host_round_save(*, owner_key: str, round_id: int | None, title: str, questio
             new_questions.append(question_create(data=data, provenance=Provenance.HOST))
 
     changed = [entry.question_id for entry in current] != [question.pk for question in new_questions]
-    round_.title = title.strip()[:200] or "My questions"
+    round_.title = clean_line(title)[:200] or "My questions"
     update_fields = ["title"]
     if changed:
         # The old check result no longer describes these questions (a host's check is summed up again below).

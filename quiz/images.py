@@ -3,7 +3,9 @@
 Whatever comes in (an editor upload, a data URL in an imported round) goes through `image_process`: at most
 QUIZ_IMAGE_MAX_BYTES, a PNG, JPEG, WebP or GIF (its first frame), not a decompression bomb; it is turned the
 way its EXIF says, shrunk to QUIZ_IMAGE_MAX_SIDE pixels on its long side, and written anew without any metadata
-(EXIF, ICC, text chunks, comments). The stored file is named by the SHA-256 of what was written, so the same
+(EXIF, ICC, text chunks, comments). A file that is already as it would be written (an exported round imported
+back) is kept byte for byte: re-encoding a JPEG each round trip would make a new file with drifting pixels.
+The stored file is named by the SHA-256 of what was written, so the same
 picture twice is one file and a name can be served forever (`question_image` sends it with a year-long cache).
 
 The files live in the storage STORAGES["question_images"] (the filesystem under MEDIA_ROOT unless set otherwise,
@@ -103,6 +105,10 @@ def image_process(raw: bytes) -> tuple[bytes, str]:
         raise InvalidImage(_("the picture is larger than %(size)s MB") % {"size": _megabytes(max_bytes())})
     image = _open(raw)
     out_format, extension, _type = OUTPUT[image.format]
+    if _already_clean(raw, image, out_format):
+        # What this process writes (an exported round coming back): kept byte for byte. Re-encoding a JPEG
+        # again would change its pixels and its name on every export and import.
+        return raw, extension
     # Turned upright as its EXIF says; an unreadable orientation keeps the picture as it is stored.
     with contextlib.suppress(OSError, ValueError, SyntaxError):
         image = ImageOps.exif_transpose(image) or image
@@ -116,6 +122,50 @@ def image_process(raw: bytes) -> tuple[bytes, str]:
     options = {"PNG": {"optimize": True}, "JPEG": {"quality": 85, "optimize": True}, "WEBP": {"quality": 85}}
     image.save(buffer, format=out_format, **options[out_format])
     return buffer.getvalue(), extension
+
+
+# What Pillow reports of a file as `image_process` writes it; any other key is metadata (EXIF, ICC, XMP, text).
+_CLEAN_INFO = {
+    "JPEG": {"jfif", "jfif_version", "jfif_unit", "jfif_density", "dpi", "progressive", "progression"},
+    "PNG": set(),
+    "WEBP": {"loop", "background", "timestamp", "duration"},
+}
+_PNG_CHUNKS = {b"IHDR", b"IDAT", b"IEND"}
+_WEBP_CHUNKS = {b"VP8 ", b"VP8L", b"VP8X", b"ALPH"}
+
+
+def _already_clean(raw: bytes, image: Image.Image, out_format: str) -> bool:
+    """Is `raw` a file as `image_process` writes it: its own format, upright, within the size, in RGB (RGBA
+    but in a JPEG), one frame, and nothing in it but the picture (no metadata segment or chunk, nothing after
+    its end)?"""
+    side = settings.QUIZ_IMAGE_MAX_SIDE
+    if image.format != out_format or max(image.size) > side or getattr(image, "n_frames", 1) != 1:
+        return False
+    if image.mode not in (("RGB",) if out_format == "JPEG" else ("RGB", "RGBA")):
+        return False
+    if not set(image.info) <= _CLEAN_INFO[out_format] or len(image.getexif()):
+        return False
+    if out_format == "JPEG":
+        segments = getattr(image, "applist", [])
+        return raw.endswith(b"\xff\xd9") and all(m == "APP0" and d.startswith(b"JFIF") for m, d in segments)
+    if out_format == "PNG":
+        return _chunks(raw, start=8, size_at=0, name_at=4, little=False, after=4) == _PNG_CHUNKS
+    if raw[:4] != b"RIFF" or int.from_bytes(raw[4:8], "little") + 8 != len(raw):
+        return False
+    found = _chunks(raw, start=12, size_at=4, name_at=0, little=True, after=0)
+    return bool(found) and found <= _WEBP_CHUNKS
+
+
+def _chunks(raw: bytes, *, start: int, size_at: int, name_at: int, little: bool, after: int) -> set[bytes] | None:
+    """The chunk names of a PNG (size, name, data, CRC) or a RIFF (name, size, data, padding), or None when the
+    file does not end where its last chunk does."""
+    names, at = set(), start
+    order = "little" if little else "big"
+    while at + 8 <= len(raw):
+        size = int.from_bytes(raw[at + size_at : at + size_at + 4], order)
+        names.add(raw[at + name_at : at + name_at + 4])
+        at += 8 + size + after + (size % 2 if little else 0)
+    return names if at == len(raw) else None
 
 
 def image_from_bytes(raw: bytes, *, alt: str) -> QuestionImage:

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
+from core.text import clean_line
 from quiz.exceptions import InvalidQuestion
 from quiz.images import image_data_url
 from quiz.kinds import DEFAULT, kind_of, read_kind
@@ -152,7 +153,7 @@ def parse_json(text: str) -> ImportResult:
     if isinstance(data, dict):
         title = data.get("title")
         if isinstance(title, str):
-            result.title = " ".join(title.split())[:200]
+            result.title = clean_line(title)[:200]
         data = data.get("questions")
     if not isinstance(data, list):
         result.errors.append(

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import translation
 
+from core.text import clean_line
 from quiz.exceptions import QuizError
 from quiz.images import image_store
 from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQuestion
@@ -51,7 +52,7 @@ def round_create(
     check_counts: dict | None = None,
 ) -> Round:
     round_ = Round.objects.create(
-        title=title[:200],
+        title=clean_line(title)[:200],
         provenance=provenance,
         check_status=check_status,
         check_counts=check_counts or {},
@@ -95,7 +96,7 @@ def round_create_for_host(
         question_create(data=data, provenance=Provenance.HOST, imported_from=imported_from) for data in questions
     ]
     return round_create(
-        title=title.strip() or "My questions",
+        title=clean_line(title)[:200] or "My questions",
         questions=created,
         provenance=Provenance.HOST,
         check_status=CheckStatus.UNCHECKED,

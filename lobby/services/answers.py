@@ -2,12 +2,13 @@
 everyone has answered closes."""
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -27,6 +28,8 @@ from lobby.services.progress import question_close
 from lobby.showing import shown_order
 from quiz.kinds import BadAnswer, kind_of
 from quiz.selectors import round_question_facts
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,13 @@ def answers_store(answers: Sequence[AnswerIn]) -> list[AnswerAck | GameError]:
         # after we looked. Rare (one player, two connections); each answer then goes in on its own.
         if len(answers) == 1:
             return [AlreadyAnswered()]
+        return [answers_store([answer])[0] for answer in answers]
+    except (DataError, UnicodeEncodeError):
+        # A row the database cannot hold (text is cleaned where it enters, core/text.py, so this is a kind's
+        # bug): that player is told, and everyone else's answers in the batch go in, each on its own.
+        if len(answers) == 1:
+            logger.exception("an answer the database refused, from player %s", answers[0].player_id)
+            return [AnswerRefused(_("That answer could not be stored. Try again in plain text."))]
         return [answers_store([answer])[0] for answer in answers]
 
 

@@ -184,7 +184,9 @@ def homework_state(*, player_id: int) -> dict[str, Any]:
     }
     if shown:
         state["score"] = player.score
-        state["answers"] = _answers_told(player, room)
+        # Each question the player is past; every question once the deadline is (none ahead of them before).
+        upto = progress.question_index if state["open"] else room.question_count
+        state["answers"] = _answers_told(player, room, upto=min(upto, room.question_count))
     if progress.opened_at is not None and not state["finished"]:
         state["question"] = _open_question(room, progress, at)
     return state
@@ -201,13 +203,28 @@ def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict
     return shown
 
 
-def _answers_told(player: Player, room: Room) -> list[dict[str, Any]]:
-    """The player's own answers with what was right, for when they may see it."""
+def _answers_told(player: Player, room: Room, *, upto: int) -> list[dict[str, Any]]:
+    """The questions before `upto` with what was right, and the player's own answer and verdict, for when they
+    may see it. Each question and its right answer are as the live phone gets them at a reveal (its kind's
+    public part and reveal, in the player's order), so the page draws each kind as the live game does."""
     told = []
-    rows = Answer.objects.filter(player=player).order_by("question_index")
-    for index, correct, points in rows.values_list("question_index", "correct", "points"):
-        question, _order, kind = _question(room, index)
-        told.append(_verdict(question, kind, index=index, correct=correct, points=points))
+    given = {
+        index: (option, response, correct, points)
+        for index, option, response, correct, points in Answer.objects.filter(player=player).values_list(
+            "question_index", "option", "response", "correct", "points"
+        )
+    }
+    for index in range(upto):
+        question, order, kind = _question(room, index)
+        option, response, correct, points = given.get(index, (None, None, False, 0))
+        told.append(
+            {
+                **_verdict(question, kind, index=index, correct=correct, points=points),
+                "question": {"index": index, "kind": kind.name, "text": question.text, **kind.public(question, order)},
+                "reveal": kind.reveal(question, order, []),
+                "given": None if option is None else kind.shown(question, order, option, response),
+            }
+        )
     return told
 
 
@@ -319,9 +336,13 @@ def homework_overview(*, room: Room) -> dict[str, Any]:
         .values_list("pk", "nickname", "score", "homework__question_index", "homework__finished_at")
     )
     per_question = {index: [0, 0] for index in range(room.question_count)}
-    for index, correct in Answer.objects.filter(room=room).values_list("question_index", "correct"):
+    answering: set[int] = set()  # "started": answered at least once (joining alone starts nothing)
+    for player_id, index, correct in Answer.objects.filter(room=room).values_list(
+        "player_id", "question_index", "correct"
+    ):
         per_question[index][0] += 1
         per_question[index][1] += bool(correct)
+        answering.add(player_id)
     return {
         "deadline": assignment.deadline.isoformat(),
         "open": is_open(assignment),
@@ -334,7 +355,7 @@ def homework_overview(*, room: Room) -> dict[str, Any]:
             }
             for _pk, nickname, score, index, finished in players
         ],
-        "started": len(players),
+        "started": sum(1 for pk, *_rest in players if pk in answering),
         "finished": sum(1 for *_rest, finished in players if finished is not None),
         "questions": [
             {"number": index + 1, "answered": counts[0], "correct": counts[1]}

@@ -1,10 +1,9 @@
 """Players' reports of a question after its answer is shown."""
 
-import re
-
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from core.text import clean_line
 from lobby import machine, review
 from lobby.exceptions import (
     AlreadyReported,
@@ -13,19 +12,11 @@ from lobby.exceptions import (
 from lobby.models import Player, Report
 from quiz.selectors import round_question_at
 
-# Control characters (NUL breaks PostgreSQL), lone surrogates (not UTF-8) and bidi overrides (they make text
-# read differently from what it is). Other format characters stay: ZWJ/ZWNJ belong to emoji and scripts.
-_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
-
-
-def _clean_text(raw: str) -> str:
-    return " ".join(_UNSAFE_CHARACTERS.sub(" ", raw).split())
-
 
 def report_create(*, player_id: int, question_index: object, text: object) -> Report:
     if not isinstance(question_index, int) or isinstance(question_index, bool):
         raise NotNow(_("Say which question you are reporting."))
-    text = _clean_text(text)[:500] if isinstance(text, str) else ""
+    text = clean_line(text)[:500] if isinstance(text, str) else ""
     player = Player.objects.select_related("room").get(pk=player_id)
     room = player.room
     # A question can be reported once its answer has been revealed, not while it is open.

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from django.utils.translation import gettext as _
 
+from core.text import clean_line
 from quiz.exceptions import InvalidQuestion
 
 OPTION_LETTERS = "ABCDEF"
@@ -89,7 +90,7 @@ def clean_text(value: Any, *, field: str, max_length: int, required: bool = True
         value = ""
     if not isinstance(value, str):
         raise InvalidQuestion(_("%(field)s must be text") % {"field": field})
-    value = " ".join(value.split())
+    value = clean_line(value)  # no control character (NUL breaks PostgreSQL), single spaces
     if required and not value:
         raise InvalidQuestion(_("%(field)s is empty") % {"field": field})
     if len(value) > max_length:

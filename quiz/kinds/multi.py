@@ -1,8 +1,14 @@
 """`multi`: 2-6 options, one or more of them right; the player picks any number.
 
-Partial credit: each right option picked earns 1/k of the marks (k right options), each wrong one picked
-takes 1/k away, never below nothing. All the right ones and no wrong one is a right answer (the full marks
-and the streak); picking every option earns nothing unless every option is right."""
+Partial credit, of a question with n options of which k are right (1 <= k < n):
+
+    credit = max(0, right picked / k - wrong picked / (n - k))
+
+Each right option picked earns its share of the right ones; each wrong one picked takes away its share of the
+wrong ones. Ticking every option is therefore always 1 - 1 = nothing, on every question, whatever its k and n;
+ticking none of the right ones is nothing too. All the right ones and no wrong one is a right answer (the full
+marks and the streak); a question must have a wrong option (else ticking everything would be its answer).
+docs/hosts/scoring.md says the same for hosts."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,10 +35,13 @@ from quiz.kinds.base import (
 )
 
 
-def multi_credit(*, picked: set[int], right: set[int]) -> float:
+def multi_credit(*, picked: set[int], right: set[int], options: int) -> float:
+    """The share of full marks for `picked` of `options` options when `right` are the right ones (above)."""
     if not right:
         return 0.0
-    return max(0.0, (len(picked & right) - len(picked - right)) / len(right))
+    wrong_options = options - len(right)
+    penalty = len(picked - right) / wrong_options if wrong_options > 0 else 0.0
+    return max(0.0, len(picked & right) / len(right) - penalty)
 
 
 class Multi(Kind):
@@ -41,8 +50,8 @@ class Multi(Kind):
     answer_field = "correct_many"
     writer_noun = "multiple-choice questions with several right options"
     writer_hint = (
-        "Each question has 4 to 6 options, at least one and usually two or three of them correct, no two options "
-        "alike; correct_indexes lists the 0-based position of every correct option, each once."
+        "Each question has 4 to 6 options, at least one and usually two or three of them correct, at least one "
+        "wrong, no two options alike; correct_indexes lists the 0-based position of every correct option, each once."
     )
     writer_example = {"options": ["...", "...", "...", "..."], "correct_indexes": [0, 2]}
 
@@ -55,6 +64,8 @@ class Multi(Kind):
             raise InvalidQuestion(_("correct_indexes points past the %(count)s options") % {"count": len(options)})
         if len(set(marked)) != len(marked):
             raise InvalidQuestion(_("correct_indexes names an option twice"))
+        if len(marked) == len(options):
+            raise InvalidQuestion(_("at least one option must be wrong (else ticking every option would be right)"))
         return Shape(options=options, key={"correct_indexes": sorted(marked)})
 
     def writer_schema(self, *, lengths: bool = True) -> dict[str, dict[str, Any]]:
@@ -91,7 +102,7 @@ class Multi(Kind):
             raise BadAnswer(_("Pick one or more of the options."))
         originals = sorted(order[i] for i in picked)
         right = set(question.key["correct_indexes"])
-        credit = multi_credit(picked=set(originals), right=right)
+        credit = multi_credit(picked=set(originals), right=right, options=len(question.options))
         return Judged(option=originals[0], response=originals, credit=credit, right=set(originals) == right)
 
     def shown(self, question: Held, order: tuple[int, ...], option: int, response: Any) -> Any:
@@ -122,7 +133,9 @@ class Multi(Kind):
         return "; ".join(question.options[i] for i in question.key["correct_indexes"] if i < len(question.options))
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
-        return letters(response or [])
+        # By the options' words: a room's phones showed its own letters, not the round's.
+        options = question.options
+        return "; ".join(options[i] if 0 <= i < len(options) else "?" for i in response or ())
 
     def gate_asks(self, question: Held) -> list[GateAsk]:
         # One ask per option: is it one of the right answers? Yes is marked for a right one, No for a wrong one.

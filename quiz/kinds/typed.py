@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from rapidfuzz.distance import OSA
 
+from core.text import clean_line
 from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, text_schema, yes_no_ask
 
@@ -102,11 +103,13 @@ class Typed(Kind):
 
     def judge(self, question: Held, given: Mapping[str, Any], order: tuple[int, ...]) -> Judged:
         text = given.get("text")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
             raise BadAnswer(_("Type an answer."))
         if len(text) > MAX_TYPED:
             raise BadAnswer(_("An answer is at most %(max)s characters.") % {"max": MAX_TYPED})
-        text = " ".join(text.split())
+        text = clean_line(text)  # what a column can hold and a screen can show, whoever called
+        if not text:
+            raise BadAnswer(_("Type an answer."))
         right = typed_matches(text, question.key["answers"])
         return Judged(option=0, response=text, credit=1.0 if right else 0.0, right=right)
 

@@ -1,8 +1,9 @@
 // A homework player's page: join, open each question (its clock starts then), answer it, resume after a reload.
 // Every request is a POST with the CSRF token from the csrftoken cookie; the player's place lives on the server.
 
-import { kindOf } from "./kinds.js";
+import { choices, kindOf } from "./kinds.js";
 import { $, el, hideError, showError, showPhase } from "./ui.js";
+import { verdictOf } from "./verdicts.js";
 
 const root = $("homework");
 const code = root.dataset.code;
@@ -57,15 +58,13 @@ function render(next) {
   $("hw-me").hidden = false;
   $("hw-me").textContent = state.nickname;
   if (state.question) return showQuestion(state.question);
-  if (state.finished) {
-    showPhase("finished");
+  $("hw-review").hidden = true;
+  if (state.finished || !state.open) {
+    showPhase(state.finished ? "finished" : "closed");
     $("final-score").textContent = state.score === undefined ? "" : scoreText(state.score);
+    $("closed-score").textContent = $("final-score").textContent;
     $("final-later").hidden = state.score !== undefined;
-    return;
-  }
-  if (!state.open) {
-    showPhase("closed");
-    $("closed-score").textContent = state.score === undefined ? "" : scoreText(state.score);
+    showAnswers(state.answers);
     return;
   }
   showPhase("ready");
@@ -111,13 +110,49 @@ function showVerdict(reply) {
   if (!reply.verdict) return reply.finished ? refresh() : render(state);
   showPhase("verdict");
   const v = reply.verdict;
-  $("verdict").textContent = v.correct === null ? gettext("Thanks for your answer") : v.correct ? gettext("Right!") : gettext("Not quite");
+  $("v-title").textContent = progressText(v.index, state.question_count);
+  const words = verdictOf({ scored: v.correct !== null, correct: v.correct, points: v.points });
+  $("verdict").textContent = words.text;
+  $("verdict").className = `verdict ${words.tone}`;
   $("v-points").textContent = interpolate(gettext("%(points)s points · total %(score)s"), { points: v.points, score: reply.score }, true);
   $("v-answer-line").hidden = !v.answer;
   $("v-answer").textContent = v.answer;
   $("v-explanation").textContent = v.explanation;
   $("go-next").textContent = reply.finished ? gettext("See my score") : gettext("Next question");
   $("go-next").focus();
+}
+
+// After the deadline (or after each question, if the host chose so): each question, the player's answer and
+// the right one, drawn by its kind as the live phone draws a reveal.
+function showAnswers(answers) {
+  if (!answers?.length) return;
+  const items = answers.map((told) => {
+    const q = told.question;
+    const kind = kindOf(q);
+    const item = el("li", { className: "card hw-answer" });
+    item.append(
+      el("p", { text: progressText(q.index, state.question_count), className: "q-progress" }),
+      el("h3", { text: q.text }),
+    );
+    if (told.given === null || told.given === undefined) {
+      item.append(el("p", { text: gettext("No answer this time"), className: "verdict missed" }));
+    } else {
+      const words = verdictOf({ scored: told.correct !== null, correct: told.correct, points: told.points });
+      item.append(el("p", { text: words.text, className: `verdict ${words.tone}` }));
+      const option = (i) => `${"ABCDEF"[i]} — ${choices(q)[i]}`;
+      let shown = kind.givenText(q, told.given);
+      if (kind.showsOption && choices(q)?.[told.given] !== undefined) shown = option(told.given);
+      else if (q.kind === "multi") shown = told.given.map(option).join("; ");
+      item.append(el("p", { text: `${gettext("Your answer")}: ${shown}`, className: "hw-given" }));
+    }
+    const right = el("p", { className: "right-answer" });
+    right.append(`${gettext("Answer:")} `, el("strong", { text: kind.answerText(q, told.reveal) }));
+    item.append(right);
+    if (told.explanation) item.append(el("p", { text: told.explanation, className: "explanation" }));
+    return item;
+  });
+  $("hw-answers").replaceChildren(...items);
+  $("hw-review").hidden = false;
 }
 
 async function refresh() {

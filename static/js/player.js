@@ -2,6 +2,7 @@ import { Countdown, Reading, optionContent, ordinal, progressText, roomSocket, t
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { choices, kindOf } from "./kinds.js";
+import { markOf, verdictOf } from "./verdicts.js";
 
 const root = $("player");
 const code = root.dataset.code;
@@ -194,18 +195,10 @@ function renderReveal(state) {
   } else if (!mine) {
     verdict.textContent = gettext("No answer this time");
     verdict.className = "verdict missed";
-  } else if (kind.isRight(q, reveal, mine.option, mine) === null) {
-    verdict.textContent = gettext("Thanks — your vote is counted");
-    verdict.className = "verdict right";
-  } else if (mine.correct) {
-    verdict.textContent = interpolate(gettext("Correct! +%s"), [mine.points]);
-    verdict.className = "verdict right";
-  } else if (mine.points > 0) {
-    verdict.textContent = interpolate(gettext("Partly right! +%s"), [mine.points]);
-    verdict.className = "verdict partly";
   } else {
-    verdict.textContent = gettext("Not this time");
-    verdict.className = "verdict wrong";
+    const words = verdictOf({ scored: kind.isRight(q, reveal, mine.option, mine) !== null, correct: mine.correct, points: mine.points });
+    verdict.textContent = words.text;
+    verdict.className = `verdict ${words.tone}`;
   }
   // The answer given, as it looked on the phone: an option with its colour, shape and letter, or the words.
   const chosen = mine ? mine.option : null;
@@ -217,7 +210,7 @@ function renderReveal(state) {
     const card = kind.showsOption && choices(q)?.[chosen] !== undefined
       ? optionContent(el("div", { className: `option ${tone}` }), chosen, choices(q)[chosen])
       : el("div", { className: `option given ${tone}`, text: kind.givenText(q, chosen) });
-    if (right !== null) card.append(el("span", { text: right ? gettext("✔ Right") : mine.points > 0 ? gettext("◐ Partly right") : gettext("✘ Wrong"), className: "mark" }));
+    if (right !== null) card.append(el("span", { text: markOf(right, mine.points), className: "mark" }));
     $("r-mine").replaceChildren(el("p", { text: gettext("Your answer"), className: "muted" }), card);
   }
   const points = mine && !voided ? mine.points : 0;

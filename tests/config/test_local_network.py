@@ -138,3 +138,32 @@ def test_the_server_says_where_phones_join(settings):
     assert "Only this machine" in banner(["--host", "127.0.0.1", "--port=8000"])
     settings.QUIZ_PUBLIC_URL = "https://quiz.example.org"
     assert banner(["--host", "0.0.0.0"]).endswith("Players join at https://quiz.example.org")
+
+
+def test_make_run_bound_to_this_machine_never_links_to_the_lan_address(tmp_path):
+    """`make run RUN_HOST=127.0.0.1` with QUIZ_LAN_ADDRESS set: the join link is the address the page was opened
+    at, not the LAN address no phone could reach (the banner already says only this machine can join)."""
+    run_line = re.search(r"^\t(.+) -m config\.serve --host \$\(RUN_HOST\)", (REPO / "Makefile").read_text(), re.M)
+    assert run_line and "QUIZ_BIND_HOST=$(RUN_HOST)" in run_line.group(1).split()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DJANGO_READ_DOT_ENV_FILE": "0", **make_run_env()}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DJANGO_SECRET_KEY="x" * 50)
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    env["QUIZ_LAN_ADDRESS"] = FALLBACK_LAN
+    script = (
+        "import django; django.setup()\n"
+        "from django.test import RequestFactory\n"
+        "from core.lan import shareable_url\n"
+        "opened = RequestFactory().get('/', HTTP_HOST='127.0.0.1:8000', SERVER_PORT='8000')\n"
+        "print(shareable_url(opened, '/play/ABCDEF/'))\n"
+    )
+
+    def link(bind: str) -> str:
+        ran = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=REPO, env={**env, "QUIZ_BIND_HOST": bind}, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return ran.stdout.strip()
+
+    assert link("0.0.0.0") == f"http://{FALLBACK_LAN}:8000/play/ABCDEF/"
+    assert link("127.0.0.1") == "http://127.0.0.1:8000/play/ABCDEF/"
+    assert link("localhost") == "http://127.0.0.1:8000/play/ABCDEF/"

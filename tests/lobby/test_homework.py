@@ -317,3 +317,18 @@ def test_retention_keeps_an_assignment_until_its_deadline_is_past_the_retention_
     later = retention_cutoff(now=timezone.now() + timedelta(days=60 + settings.RETENTION_DAYS + 1))
     assert not rooms_past_retention(cutoff=soon).filter(pk=created.room.pk).exists()
     assert rooms_past_retention(cutoff=later).filter(pk=created.room.pk).exists()
+
+
+@pytest.mark.django_db
+def test_the_host_counts_as_started_the_players_who_answered_not_those_who_only_joined(make_round, clock):
+    created = _assignment(make_round)
+    ann, _token = homework.homework_join(code=created.room.code, nickname="Ann")
+    homework.homework_join(code=created.room.code, nickname="Bo")  # joins, never answers
+    cy, _token = homework.homework_join(code=created.room.code, nickname="Cy")
+    homework.homework_open(player_id=cy.pk, question_index=0)  # opens a question, answers nothing yet
+    overview = homework.homework_overview(room=created.room)
+    assert (overview["started"], overview["finished"]) == (0, 0)
+    _play(ann.pk, clock, 0, RIGHT[0], after_s=2)
+    overview = homework.homework_overview(room=created.room)
+    assert (overview["started"], overview["finished"]) == (1, 0)
+    assert len(overview["players"]) == 3

@@ -253,3 +253,52 @@ def test_a_deleted_question_takes_its_file_and_an_unheld_picture_goes_in_the_dai
     assert not storage.exists(data.image.name)
     second.refresh_from_db()
     assert second.image_name == "" and second.image_alt == ""
+
+
+def _photo(format: str) -> bytes:
+    """A photo with detail (noise) and a camera's EXIF: a JPEG or WebP of it changes each time it is encoded."""
+    image = Image.effect_noise((640, 480), 80).convert("RGB")
+    exif = Image.Exif()
+    exif[0x010F] = "PhoneMaker"
+    buffer = io.BytesIO()
+    image.save(buffer, format=format, exif=exif.tobytes())
+    return buffer.getvalue()
+
+
+def _elsewhere(settings, tmp_path) -> None:
+    """Another server: its own, empty storage of pictures."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "question_images": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "elsewhere")},
+        },
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("format", "kind"), [("JPEG", "image/jpeg"), ("PNG", "image/png"), ("WEBP", "image/webp")])
+def test_export_then_import_keeps_the_stored_bytes_here_and_on_another_server(format, kind, settings, tmp_path):
+    item = {**QUESTION, "image": {"data": data_url(_photo(format), kind), "alt": "Noise"}}
+    round_ = round_create_for_host(title="Noise", questions=parse_json(json.dumps([item])).questions, owner_key="k")
+    stored = Question.objects.get(rounds=round_).as_data()
+    kept = images.image_bytes(stored.image.name)
+    assert b"PhoneMaker" not in kept  # the first import cleaned it
+    exported = export_json(title="Noise", questions=[stored])
+    for server in ("here", "elsewhere"):
+        if server == "elsewhere":
+            _elsewhere(settings, tmp_path)
+        for _trip in range(2):
+            again = parse_json(exported)
+            assert again.errors == [] and again.questions[0].image.name == stored.image.name, server
+            assert again.questions[0].image.content == kept, server
+            exported = export_json(title="Noise", questions=again.questions)
+
+
+def test_a_clean_looking_file_with_anything_after_its_end_or_a_comment_is_written_anew():
+    clean, _ = images.image_process(_photo("JPEG"))
+    assert images.image_process(clean)[0] == clean
+    assert images.image_process(clean + b"hidden payload")[0] != clean + b"hidden payload"
+    commented = io.BytesIO()
+    Image.open(io.BytesIO(clean)).save(commented, format="JPEG", comment=b"Secret Person")
+    assert b"Secret Person" not in images.image_process(commented.getvalue())[0]
