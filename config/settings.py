@@ -308,10 +308,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None
 from config.settings_checker import *  # noqa: E402,F403
 from config.settings_writer import *  # noqa: E402,F403
 
-# What an operator sees: /healthz and /readyz for a load balancer (each readiness check cut at READYZ_TIMEOUT
+# What an operator sees: /livez for a load balancer, /healthz and /readyz (each readiness check cut at READYZ_TIMEOUT
 # seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).
 # Several processes: PROMETHEUS_MULTIPROC_DIR (an environment variable, read by prometheus-client; core/metrics.py).
 READYZ_TIMEOUT = env.float("READYZ_TIMEOUT", default=2.0)
+# /readyz's details (parts, addresses, the checker's model and breaker) for these addresses' own requests (the
+# balancer's), besides a request bearing METRICS_TOKEN; everyone else gets the status alone.
+READYZ_DETAILS_FROM = env.list("READYZ_DETAILS_FROM", default=[])
 # prometheus-client reads PROMETHEUS_MULTIPROC_DIR when it is imported, after these settings: an empty value would
 # put its files in the working directory, and a directory that is not there would fail the process's first metric.
 if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
