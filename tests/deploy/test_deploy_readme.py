@@ -61,13 +61,15 @@ def adapted(command: str, *, venv: str, database: str, shard_ports: tuple[int, i
     return command
 
 
-def fill_env(path: Path, *, values: dict[str, str]) -> None:
-    lines = []
-    for line in path.read_text().splitlines():
-        name = line.split("=", 1)[0]
-        lines.append(f"{name}={values.pop(name)}" if name in values and not line.startswith("#") else line)
-    lines += [f"{name}={value}" for name, value in values.items()]
-    path.write_text("\n".join(lines) + "\n")
+# Each NAME=value line of the copied example gets the run's value; names the example lacks are added.
+FILL = """import json, pathlib
+spec = json.loads(%r)
+path, values, lines = pathlib.Path(spec["path"]), spec["values"], []
+for line in path.read_text().splitlines():
+    name = line.split("=", 1)[0]
+    lines.append(f"{name}={values.pop(name)}" if name in values and not line.startswith("#") else line)
+path.write_text("\\n".join(lines + [f"{n}={v}" for n, v in values.items()]) + "\\n")
+"""
 
 
 def test_the_deploy_readme_run_in_order_brings_up_a_working_site(tmp_path):
@@ -99,8 +101,8 @@ def test_the_deploy_readme_run_in_order_brings_up_a_working_site(tmp_path):
         "DJANGO_ALLOWED_HOSTS": "quiz.example.org,localhost,127.0.0.1",
     }
     # The test fills the example env right after the README copies it.
-    fill = f"{sys.executable} -c 'import sys; sys.path[:0] = [{str(REPO)!r}]; import tests.deploy.test_deploy_readme as t; t.fill_env_from_json(sys.argv[1])' {tmp_path / 'env.json'}"  # noqa: E501
-    (tmp_path / "env.json").write_text(json.dumps({"path": str(clone / "quizgate.env"), "values": env_values}))
+    (tmp_path / "fill.py").write_text(FILL % json.dumps({"path": str(clone / "quizgate.env"), "values": env_values}))
+    fill = f"{sys.executable} {tmp_path / 'fill.py'}"
     script = "set -e\n" + "\n".join([*commands[: cp + 1], fill, *commands[cp + 1 :]]) + "\n"
     (tmp_path / "steps.sh").write_text(script)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS_URL", "DJANGO_"))}
@@ -136,11 +138,6 @@ def test_the_deploy_readme_run_in_order_brings_up_a_working_site(tmp_path):
             ["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"],
             capture_output=True,
         )
-
-
-def fill_env_from_json(path: str) -> None:
-    spec = json.loads(Path(path).read_text())
-    fill_env(Path(spec["path"]), values=spec["values"])
 
 
 async def _the_site_works(listen: int, stats: int) -> None:
