@@ -1,16 +1,26 @@
-"""What a load balancer and Prometheus ask: `/healthz`, `/readyz` and `/metrics`, answered before any other
-middleware.
+"""What a load balancer and Prometheus ask: `/livez`, `/healthz`, `/readyz` and `/metrics`, answered before any
+other middleware.
 
 A balancer probes the process's own address, over plain http, with a Host header of its own choosing, and no
 cookies: behind the rest of the middleware that is a redirect to https (SECURE_SSL_REDIRECT), a 400 for a host
 not in DJANGO_ALLOWED_HOSTS, a session read and a language picked. So this middleware comes first and answers
-these three paths itself; every other path goes on down the chain.
+these paths itself; every other path goes on down the chain.
 
-- `/healthz`: 200 while the process serves requests. Touches nothing else (a database outage must not get every
-  process restarted).
+The split follows Kubernetes' liveness and readiness probes:
+
+- `/livez`: the load balancer's check. 200 when this process answers from its event loop (a stuck loop answers
+  nothing, and the balancer's `timeout check` counts that as a failure). It does not ask PostgreSQL or Redis: they
+  are shared by every host, so an outage of theirs would take every host out at once and shut every socket, while
+  the game already pauses and resumes through one. Only until the process has once been ready (its database,
+  channel layer and broker answered, as `/readyz` asks) does it answer 503 "starting": a host that starts with a
+  dead broker gets no players, and a host that was serving stays in through a shared outage.
+- `/healthz`: 200 while the process serves requests, touching nothing (a process supervisor's liveness).
 - `/readyz`: 200 when the database, the channel layer and the Celery broker answer within READYZ_TIMEOUT, 503
-  naming the parts that did not. The checker's circuit breaker is reported and never fails it: questions pass
-  unverified while the checker is away, and the game goes on.
+  when one did not: for a person, and for a host that starts with a dead broker. The public sees the status alone;
+  the parts, the checker's circuit breaker (model id, state) and the addresses only an operator: a request with
+  `Authorization: Bearer <METRICS_TOKEN>`, or one from an address in READYZ_DETAILS_FROM (the balancer's) that
+  nobody forwarded (no X-Forwarded-For). The breaker never fails readiness: questions pass unverified while the
+  checker is away, and the game goes on.
 - `/metrics`: Prometheus's text (core/metrics.py) for a request bearing `Authorization: Bearer <METRICS_TOKEN>`;
   403 without it, and 404 while METRICS_TOKEN is empty (the default: the endpoint is off).
 """
@@ -67,10 +77,58 @@ async def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse({"status": "ok"}, headers=NO_STORE)
 
 
+class Started:
+    """Whether this process has once been ready: asked again on each `/livez` until it has, never after."""
+
+    def __init__(self) -> None:
+        self.ready = False
+        self.lock: asyncio.Lock | None = None
+
+    async def check(self) -> bool:
+        if self.ready:
+            return True
+        if self.lock is None:
+            self.lock = asyncio.Lock()
+        async with self.lock:  # one readiness check at a time, however many balancers ask
+            if not self.ready:
+                parts = await readiness(timeout=min(settings.READYZ_TIMEOUT, LIVEZ_STARTUP_TIMEOUT))
+                self.ready = all(part.ok for part in parts)
+                if not self.ready:
+                    logger.warning(
+                        "livez: starting (%s)", ", ".join(f"{p.name}: {p.detail}" for p in parts if not p.ok)
+                    )
+        return self.ready
+
+
+# Under the balancer's `timeout check` (deploy/haproxy.cfg: 2 s), so a host still starting answers "starting".
+LIVEZ_STARTUP_TIMEOUT = 1.0
+started = Started()
+
+
+async def livez(request: HttpRequest) -> HttpResponse:
+    if not await started.check():
+        return JsonResponse({"status": "starting"}, status=503, headers=NO_STORE)
+    return JsonResponse({"status": "ok"}, headers=NO_STORE)
+
+
+def _operator(request: HttpRequest) -> bool:
+    """The metrics token, or the balancer's own request: from an address it is given, and forwarded by nobody."""
+    if settings.METRICS_TOKEN and _authorized(request):
+        return True
+    return request.META.get("REMOTE_ADDR") in settings.READYZ_DETAILS_FROM and not request.headers.get(
+        "X-Forwarded-For"
+    )
+
+
 async def readyz(request: HttpRequest) -> HttpResponse:
     timeout = settings.READYZ_TIMEOUT
     parts, checker = await asyncio.gather(readiness(timeout=timeout), _breaker_report(timeout))
     failed = [part.name for part in parts if not part.ok]
+    status = 503 if failed else 200
+    if failed:
+        logger.warning("readyz: not ready (%s)", ", ".join(f"{p.name}: {p.detail}" for p in parts if not p.ok))
+    if not _operator(request):
+        return JsonResponse({"status": "unavailable" if failed else "ok"}, status=status, headers=NO_STORE)
     body = {
         "status": "unavailable" if failed else "ok",
         "failed": failed,
@@ -78,9 +136,7 @@ async def readyz(request: HttpRequest) -> HttpResponse:
         # Not a part: a checker that is away makes questions pass unverified; the game goes on.
         "checker_breaker": checker,
     }
-    if failed:
-        logger.warning("readyz: not ready (%s)", ", ".join(f"{p.name}: {p.detail}" for p in parts if not p.ok))
-    return JsonResponse(body, status=503 if failed else 200, headers=NO_STORE)
+    return JsonResponse(body, status=status, headers=NO_STORE)
 
 
 class ScrapeCollector:
@@ -146,11 +202,11 @@ async def metrics_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse(text, content_type=CONTENT_TYPE_LATEST, headers=NO_STORE)
 
 
-PROBES = {"/healthz": healthz, "/readyz": readyz, "/metrics": metrics_view}
+PROBES = {"/livez": livez, "/healthz": healthz, "/readyz": readyz, "/metrics": metrics_view}
 
 
 class ProbeMiddleware:
-    """First in MIDDLEWARE: the three paths above, whatever the Host, the scheme or the cookies."""
+    """First in MIDDLEWARE: the paths above, whatever the Host, the scheme or the cookies."""
 
     sync_capable = True
     async_capable = True

@@ -201,8 +201,14 @@ CELERY_TASK_SERIALIZER = "json"
 # room this many days after its last activity, and browser sessions this long after their last use; `manage.py
 # purge_old_data` does it, run daily by Celery beat (and by `make run` at each start).
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
+# One beat per site (deploy/host.sh --beat on one host). RETENTION_PURGE_EVERY_SECONDS, when set, runs the purge
+# that often instead of daily at 03:17 (a test, or a site that wants it more often).
+RETENTION_PURGE_EVERY_SECONDS = env.float("RETENTION_PURGE_EVERY_SECONDS", default=0)
 CELERY_BEAT_SCHEDULE = {
-    "purge-old-data": {"task": "lobby.tasks.purge_old_data", "schedule": crontab(hour=3, minute=17)},
+    "purge-old-data": {
+        "task": "lobby.tasks.purge_old_data",
+        "schedule": RETENTION_PURGE_EVERY_SECONDS or crontab(hour=3, minute=17),
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -315,10 +321,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = None
 from config.settings_checker import *  # noqa: E402,F403
 from config.settings_writer import *  # noqa: E402,F403
 
-# What an operator sees: /healthz and /readyz for a load balancer (each readiness check cut at READYZ_TIMEOUT
+# What an operator sees: /livez for a load balancer, /healthz and /readyz (each readiness check cut at READYZ_TIMEOUT
 # seconds), /metrics for Prometheus only with `Authorization: Bearer <METRICS_TOKEN>` (empty: the endpoint is off).
 # Several processes: PROMETHEUS_MULTIPROC_DIR (an environment variable, read by prometheus-client; core/metrics.py).
 READYZ_TIMEOUT = env.float("READYZ_TIMEOUT", default=2.0)
+# /readyz's details (parts, addresses, the checker's model and breaker) for these addresses' own requests (the
+# balancer's), besides a request bearing METRICS_TOKEN; everyone else gets the status alone.
+READYZ_DETAILS_FROM = env.list("READYZ_DETAILS_FROM", default=[])
 # prometheus-client reads PROMETHEUS_MULTIPROC_DIR when it is imported, after these settings: an empty value would
 # put its files in the working directory, and a directory that is not there would fail the process's first metric.
 if "PROMETHEUS_MULTIPROC_DIR" in os.environ:

@@ -21,17 +21,17 @@ from lobby.game_db import db
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
 from lobby.selectors import host_frame, player_view, player_you, room_picture, room_seq
+from lobby.socket_guard import GuardedSocket
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
-
 
 DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
 
-class RoomConsumer(AsyncWebsocketConsumer):
+class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
 
     language: str | None = None  # its page's, read from the handshake on the first frame

@@ -12,6 +12,9 @@ const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"))
 countdown.onExpired = () => socket.sync();
 const reading = new Reading($("q-options"), $("q-reading"));
 let state = null;
+// The answer sent and not yet acknowledged: {question, message}. Sent again when the socket is back (the server
+// stores one answer per player and question, so a repeat is harmless), given up on only when its question is over.
+let pending = null;
 const reportedFor = new Set();
 const NICKNAME_MAX = 20; // lobby/nicknames.py; the input's maxlength only stops a pasted essay
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
@@ -39,8 +42,13 @@ function handle(message) {
       break;
     case "state":
       render(message);
+      settlePending(message);
       break;
     case "answered":
+      if (pending?.question === message.question) {
+        pending = null;
+        hideError(errorBox);
+      }
       if (state) state.you = { ...state.you, answered: true, option: message.option };
       renderLockedIn();
       break;
@@ -58,7 +66,39 @@ const JOIN_HINTS = {
   room_locked: gettext("Ask the host to unlock the room, then press Join again."),
 };
 
+// After a (re)connect's picture: an answer the server holds is done; one it does not, while its question is still
+// open, goes again; one whose question closed without it is lost, and the player is told.
+function settlePending(picture) {
+  if (!pending) return;
+  const open = picture.phase === "question" && picture.question_index === pending.question;
+  if (open && picture.you?.answered) pending = null;
+  else if (open) socket.send(pending.message);
+  else {
+    pending = null;
+    showError(errorBox, gettext("Your answer did not reach the game before the question closed."));
+  }
+}
+
+// The server's word on the answer in flight: "paused" means it holds it and will store it when its database is
+// back; a repeat of one it stored already is an acknowledgement; any other refusal ends it.
+function settlePendingError(message) {
+  if (!pending || message.code === "paused") return false;
+  const answer = pending;
+  pending = null;
+  if (message.code === "already_answered") {
+    socket.send({ type: "sync" }); // stored already (its acknowledgement was lost): a fresh picture shows it
+    return answer !== null;
+  }
+  if (message.code === "unavailable") {
+    showError(errorBox, gettext("Your answer could not be saved. Please answer again."));
+    for (const control of $("q-options").querySelectorAll("button, input")) control.disabled = false;
+    return true;
+  }
+  return false;
+}
+
 function handleError(message) {
+  if (settlePendingError(message)) return;
   if (JOIN_HINTS[message.code]) {
     $("join-hint").textContent = JOIN_HINTS[message.code];
     $("join-hint").hidden = false;
@@ -104,9 +144,9 @@ document.addEventListener("keydown", (event) => {
 // An answer of the question's kind: {option}, {options}, {text}, {order} or {value}.
 function answer(fields) {
   if (reading.pending) return; // the options are not open yet (the server would refuse it too)
-  if (socket.send({ type: "answer", question: state.question_index, ...fields })) {
-    for (const control of $("q-options").querySelectorAll("button, input")) control.disabled = true;
-  }
+  pending = { question: state.question_index, message: { type: "answer", question: state.question_index, ...fields } };
+  for (const control of $("q-options").querySelectorAll("button, input")) control.disabled = true;
+  if (!socket.send(pending.message)) showError(errorBox, gettext("Connection lost: your answer is sent when it is back."));
 }
 
 const renderPhase = phaseRenderer({

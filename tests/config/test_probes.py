@@ -7,6 +7,7 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from config import probes
 from tests.fakes.fixtures import *  # noqa: F403
 from tests.fakes.model_server import ModelServer
 from tests.support.communicator import Client
@@ -16,6 +17,7 @@ from verifier.gate import Gate, GateItem
 TOKEN = "scrape-token-for-tests"
 # A balancer probes the process's own address over plain http, with no cookie and a Host of its own.
 BALANCER = {"Host": "10.20.30.40:8000", "X-Forwarded-Proto": "http"}
+OPERATOR = {**BALANCER, "Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
@@ -63,7 +65,8 @@ def test_readyz_is_ready_on_the_embedded_default(client, settings, production_li
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     settings.CELERY_BROKER_URL = "memory://"
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    response = client.get("/readyz", headers=BALANCER)
+    settings.METRICS_TOKEN = TOKEN
+    response = client.get("/readyz", headers=OPERATOR)
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["status"] == "ok" and body["failed"] == []
@@ -80,10 +83,77 @@ def test_an_open_checker_breaker_is_reported_and_does_not_fail_readiness(client,
     settings.VERIFIER_BASE_URL = "http://127.0.0.1:9"
     breaker = breaker_for(backend="systemone", model_id="jev-1.13.0")
     breaker.cache.set(breaker._k("opened_at"), breaker.clock(), timeout=None)  # noqa: SLF001
-    response = client.get("/readyz", headers=BALANCER)
+    settings.METRICS_TOKEN = TOKEN
+    response = client.get("/readyz", headers=OPERATOR)
     assert response.status_code == 200
     checker = response.json()["checker_breaker"]
     assert (checker["backend"], checker["model"], checker["state"]) == ("systemone", "jev-1.13.0", "open")
+
+
+@pytest.fixture
+def embedded(settings):
+    """As `make run` has it: the in-memory layer, Celery in-process; and a process that has not yet been ready."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.CELERY_BROKER_URL = "memory://"
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    probes.started.ready = False
+    yield settings
+    probes.started.ready = False
+
+
+@pytest.mark.django_db
+def test_livez_answers_a_balancer_on_any_host_over_plain_http(client, production_like, embedded):
+    response = client.get("/livez", headers=BALANCER)
+    assert response.status_code == 200, response.content
+    assert response.json() == {"status": "ok"}
+    assert response["Cache-Control"] == "no-store"
+
+
+@pytest.mark.django_db
+def test_livez_keeps_a_host_with_a_dead_broker_out_until_ready_and_in_through_a_shared_outage(
+    client, production_like, embedded
+):
+    embedded.CELERY_BROKER_URL = "redis://127.0.0.1:9/0"  # nothing listens: the broker is down at start
+    embedded.CELERY_TASK_ALWAYS_EAGER = False
+    embedded.READYZ_TIMEOUT = 0.5
+    for _ in range(2):  # asked again on each check while starting
+        starting = client.get("/livez", headers=BALANCER)
+        assert (starting.status_code, starting.json()) == (503, {"status": "starting"})
+    embedded.CELERY_BROKER_URL = "memory://"  # the broker is back
+    assert client.get("/livez", headers=BALANCER).status_code == 200
+    # Once serving, a shared part's outage is no reason to leave the pool: readiness says so, liveness does not.
+    embedded.CELERY_BROKER_URL = "redis://127.0.0.1:9/0"
+    assert client.get("/readyz", headers=BALANCER).status_code == 503
+    assert client.get("/livez", headers=BALANCER).status_code == 200
+
+
+@pytest.mark.django_db
+def test_readyz_shows_its_details_to_the_operator_and_the_status_alone_to_everyone_else(
+    client, production_like, embedded
+):
+    embedded.METRICS_TOKEN = TOKEN
+    embedded.VERIFIER_BACKEND, embedded.VERIFIER_MODEL = "systemone", "jev-1.13.0"
+    embedded.VERIFIER_BASE_URL = "http://127.0.0.1:9"
+    public = client.get("/readyz", headers=BALANCER)
+    assert (public.status_code, public.json()) == (200, {"status": "ok"})
+    assert "jev-1.13.0" not in public.content.decode()
+    wrong = client.get("/readyz", headers={**BALANCER, "Authorization": "Bearer wrong"})
+    assert wrong.json() == {"status": "ok"}
+    operator = client.get("/readyz", headers=OPERATOR).json()
+    assert operator["checker_breaker"]["model"] == "jev-1.13.0" and set(operator["parts"]) == {
+        "database",
+        "channel_layer",
+        "broker",
+    }
+    # The balancer's own address (the test client's 127.0.0.1), asking for itself.
+    embedded.READYZ_DETAILS_FROM = ["127.0.0.1"]
+    assert "parts" in client.get("/readyz", headers=BALANCER).json()
+    # The same address forwarding somebody else's request (the public, through the balancer): the status alone.
+    forwarded = client.get("/readyz", headers={**BALANCER, "X-Forwarded-For": "203.0.113.9"})
+    assert forwarded.json() == {"status": "ok"}
+    # Without a token configured, an empty bearer is nobody's.
+    embedded.METRICS_TOKEN, embedded.READYZ_DETAILS_FROM = "", []
+    assert client.get("/readyz", headers={**BALANCER, "Authorization": "Bearer "}).json() == {"status": "ok"}
 
 
 @pytest.mark.django_db

@@ -24,7 +24,9 @@ READYZ_TIMEOUT = 1.0
 
 def _readyz(port: int) -> httpx.Response:
     # The balancer's view: plain http to the process's own address, a Host the site does not list.
-    return httpx.get(f"http://127.0.0.1:{port}/readyz", headers={"Host": "10.0.0.7"}, timeout=15)
+    # The operator's view (the metrics token): the parts and their details.
+    headers = {"Host": "10.0.0.7", "Authorization": f"Bearer {TOKEN}"}
+    return httpx.get(f"http://127.0.0.1:{port}/readyz", headers=headers, timeout=15)
 
 
 def _ready_within(port: int, seconds: float) -> httpx.Response:
@@ -45,11 +47,14 @@ def test_readyz_fails_naming_the_channel_layer_while_redis_is_stopped_and_recove
             "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
             "READYZ_TIMEOUT": str(READYZ_TIMEOUT),
             "LOG_FORMAT": "json",
+            "METRICS_TOKEN": TOKEN,
         },
     )
     try:
         healthy = httpx.get(f"http://127.0.0.1:{server.port}/healthz", headers={"Host": "10.0.0.7"}, timeout=15)
         assert healthy.status_code == 200
+        live = httpx.get(f"http://127.0.0.1:{server.port}/livez", headers={"Host": "10.0.0.7"}, timeout=15)
+        assert live.status_code == 200, live.text  # ready once: in the balancer's pool from now on
         # What a healthy probe of this server costs now (the worst of three): the baseline of the bound below.
         healthy = 0.0
         for _ in range(3):
@@ -69,8 +74,9 @@ def test_readyz_fails_naming_the_channel_layer_while_redis_is_stopped_and_recove
         assert {"channel_layer", "broker"} <= set(body["failed"])
         assert "database" not in body["failed"]
         assert body["parts"]["channel_layer"]["ok"] is False and body["parts"]["channel_layer"]["detail"]
-        # The process itself is fine: a balancer takes it out of rotation, nothing restarts it.
+        # The process itself is fine: nothing restarts it, and a balancer keeps it (every host shares the Redis).
         assert httpx.get(f"http://127.0.0.1:{server.port}/healthz", timeout=15).status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{server.port}/livez", timeout=15).status_code == 200
         # Each part is cut at READYZ_TIMEOUT (1 s), all asked at once: a probe never hangs on a dead Redis. It
         # costs one cut and what a healthy probe costs, with room for one more cut, never a wait per part.
         assert took <= 2 * READYZ_TIMEOUT + 2 * healthy, (took, healthy)

@@ -14,6 +14,9 @@ addresses (127.0.1.1-3) through HAProxy's X-Forwarded-For, 20 each, under the de
 import asyncio
 import contextlib
 import json
+import os
+import re
+import signal
 import time
 import uuid
 from collections import Counter
@@ -26,8 +29,9 @@ from websockets.asyncio.client import connect
 
 from lobby import rebalance
 from lobby.models import Answer
-from tests.support.hosts import HAPROXY, Host, Phone, free_port_on, start_haproxy, start_host
-from tests.support.servers import start_redis
+from tests.support.hosts import HAPROXY, Host, Phone, free_port_on, haproxy_servers, start_haproxy, start_host
+from tests.support.proxy import OutageProxy
+from tests.support.servers import database_url, start_redis
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -176,3 +180,120 @@ async def test_a_host_killed_behind_haproxy_costs_its_players_seconds_and_a_new_
             host.stop()
         for shard in shards:
             shard.kill()
+
+
+def acked_or_refused(message: dict) -> bool:
+    """The answer's reply: acknowledged, or refused (an error other than the "paused" notice of an outage)."""
+    return message["type"] == "answered" or (message["type"] == "error" and message.get("code") != "paused")
+
+
+async def answer_all(phones: list[Phone], question: int) -> list[dict]:
+    for n, phone in enumerate(phones):
+        await phone.ws.send(json.dumps({"type": "answer", "question": question, "option": n % 3}))
+    return list(await asyncio.gather(*(phone.until(acked_or_refused, timeout=40) for phone in phones)))
+
+
+async def all_up(stats_url: str, names: list[str]) -> dict[str, dict]:
+    async with asyncio.timeout(30):
+        while True:
+            servers = await asyncio.to_thread(haproxy_servers, stats_url)
+            if all(servers[name]["status"] == "UP" for name in names):
+                return servers
+            await asyncio.sleep(0.25)
+
+
+async def test_a_database_blip_and_a_stalled_host_close_no_socket_and_every_answer_sent_into_them_is_acked(
+    make_room, tmp_path
+):
+    """PostgreSQL refuses every host for 3 s, and one host stops (SIGSTOP) for 2.5 s: HAProxy, checking /livez
+    as deploy/haproxy.cfg says, takes no host out, so no socket is shut; the answers sent into either are
+    acknowledged once it is over, and stored."""
+    players = 30
+    db = settings.DATABASES["default"]
+    postgres = OutageProxy(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432))
+    shards = [start_redis(), start_redis()]
+    layer_prefix = f"qg-lb-{uuid.uuid4().hex[:8]}"
+    env = {
+        "DATABASE_URL": database_url().replace(f":{db.get('PORT') or 5432}/", f":{postgres.port}/"),
+        "CHANNEL_LAYER_REDIS_URLS": ",".join(f"redis://127.0.0.1:{s.port}/0" for s in shards),
+        "CHANNEL_LAYER_PREFIX": layer_prefix,
+        "RATELIMIT_KEY_PREFIX": f"rl-{uuid.uuid4().hex[:8]}",
+        "TRUST_X_FORWARDED_FOR": "1",
+        "ROOM_MAX_PLAYERS": str(players),
+    }
+    logs = {a: tmp_path / f"host-{a}.log" for a in ("11", "12", "13")}
+    hosts, haproxy, phones, display = [], None, [], None
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        hosts = [start_host(f"127.0.0.{a}", env=env, log_path=logs[a]) for a in ("11", "12", "13")]
+        haproxy, lb = start_haproxy([h.target for h in hosts], log_path=tmp_path / "lb")
+        await all_up(haproxy.stats_url, ["host1", "host2", "host3"])
+        created = await sync_to_async(make_room)(timer_seconds=60)
+        display = Phone(lb, created.room.code, "host", "127.0.1.9")
+        refusals: Counter = Counter()
+        async with asyncio.timeout(60):
+            display.ws = await display_connect(display, created.host_token)
+            for n in range(players):
+                phone = Phone(lb, created.room.code, f"P{n}", f"127.0.1.{1 + n % SCHOOLS}", refusals)
+                await phone.open()
+                phones.append(phone)
+        servers = await asyncio.to_thread(haproxy_servers, haproxy.stats_url)
+        per_host = [int(servers[h]["scur"]) for h in ("host1", "host2", "host3")]
+        assert per_host[0], f"nobody on the host to be stalled: {per_host}"
+        sockets = [phone.ws for phone in [display, *phones]]
+        await display.ws.send(json.dumps({"type": "start", "phase": "lobby", "index": -1}))
+        for phone in phones:
+            await phone.until(is_state("question"))
+
+        # Host 1 stops for 2.5 s; a third of the room answers meanwhile (those on host 1 wait for it).
+        os.killpg(hosts[0].popen.pid, signal.SIGSTOP)
+        try:
+            into_stall = asyncio.create_task(answer_all(phones[: players // 3], 0))
+            await asyncio.sleep(2.5)
+        finally:
+            os.killpg(hosts[0].popen.pid, signal.SIGCONT)
+        replies = await into_stall
+
+        # PostgreSQL refuses every host for 3 s; the rest of the room answers into it.
+        postgres.cut_off()
+        try:
+            into_outage = asyncio.create_task(answer_all(phones[players // 3 :], 0))
+            await asyncio.sleep(3)
+        finally:
+            postgres.restore()
+        replies += await into_outage
+        assert [r["type"] for r in replies] == ["answered"] * players, replies
+        stored = await sync_to_async(Answer.objects.filter(room_id=created.room.pk).count)()
+        assert stored == players
+        await display.until(is_state("reveal"), timeout=40)
+
+        # Longer than HAProxy's slowest verdict (three checks of 2 s): a host it were to take out is out by now.
+        await asyncio.sleep(4)
+        servers = await all_up(haproxy.stats_url, ["host1", "host2", "host3"])
+        closed = [n for n, (ws, phone) in enumerate(zip(sockets, [display, *phones], strict=True))
+                  if ws is not phone.ws or ws.state.name != "OPEN"]  # fmt: skip
+        assert not closed, f"{len(closed)} sockets closed: {closed}"
+        lb_log = (tmp_path / "lb").read_text(errors="replace")
+        assert not re.search(r"hosts/host[123] is DOWN", lb_log), lb_log  # host4's line has nobody behind it
+        print(f"on the stalled host {per_host[0]} of {players}; sockets closed 0 of {len(sockets)}; "
+              f"failed checks {[servers[h]['chkfail'] for h in ('host1', 'host2', 'host3')]}")  # fmt: skip
+    except BaseException:
+        for a, log in logs.items():
+            if log.exists():
+                print(f"host {a}", log.read_text(errors="replace")[-2000:])
+        raise
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(hosts[0].popen.pid, signal.SIGCONT) if hosts else None
+        await client.aclose()
+        for phone in [display, *phones]:
+            if phone is not None and phone.ws is not None:
+                await phone.ws.close()
+        if haproxy is not None:
+            haproxy.kill()
+            haproxy.wait(10)
+        for host in hosts:
+            host.stop()
+        for shard in shards:
+            shard.kill()
+        postgres.close()

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,9 +113,10 @@ def start_host(address: str, *, env: dict, log_path: Path | None = None, port: i
 
 def start_haproxy(targets: list[str], *, site: str = "localhost", log_path: Path | None = None):
     """deploy/haproxy.cfg as it is, in the foreground, on a free port, in front of up to four hosts (a target not
-    listening yet stays down until its check passes). Returns (the Popen, ws://address:port)."""
-    port = free_port_on("127.0.0.1")
-    env = dict(os.environ, QUIZGATE_LISTEN=f"127.0.0.1:{port}", QUIZGATE_SITE=site, QUIZGATE_HEALTH_PATH="/readyz")
+    listening yet stays down until its check passes). Returns (the Popen, ws://address:port); the statistics page
+    is on `popen.stats_url`."""
+    port, stats = free_port_on("127.0.0.1"), free_port_on("127.0.0.1")
+    env = dict(os.environ, QUIZGATE_LISTEN=f"127.0.0.1:{port}", QUIZGATE_SITE=site, QUIZGATE_STATS=f"127.0.0.1:{stats}")
     for n, target in enumerate(targets, 1):
         env[f"QUIZGATE_HOST{n}"] = target
     for n in range(len(targets) + 1, 5):  # a line with nobody behind it: always down
@@ -124,7 +126,17 @@ def start_haproxy(targets: list[str], *, site: str = "localhost", log_path: Path
         [HAPROXY, "-db", "-f", str(REPO / "deploy" / "haproxy.cfg")], env=env, stdout=log, stderr=subprocess.STDOUT
     )
     wait_listening("127.0.0.1", port, popen, "haproxy", seconds=10)
+    popen.stats_url = f"http://127.0.0.1:{stats}/"
     return popen, f"ws://127.0.0.1:{port}"
+
+
+def haproxy_servers(stats_url: str) -> dict[str, dict[str, str]]:
+    """Each backend server's row of HAProxy's statistics (its CSV export): status (UP, DOWN …), chkfail, …"""
+    with urllib.request.urlopen(f"{stats_url};csv", timeout=10) as response:
+        lines = response.read().decode().splitlines()
+    names = lines[0].lstrip("# ").split(",")
+    rows = [dict(zip(names, line.split(","), strict=False)) for line in lines[1:] if line]
+    return {row["svname"]: row for row in rows if row["pxname"] == "hosts" and row["svname"] != "BACKEND"}
 
 
 class Phone:

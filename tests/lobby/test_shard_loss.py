@@ -1,0 +1,80 @@
+"""A channel-layer shard dies while phones connect (lobby/socket_guard.py): every handshake is answered, with the
+game's picture or with a refusal the page backs off on (an error frame with retry_after, then close 1013), never
+with an HTTP 500; once the shard is back every phone is in. And a socket's frames keep to the handshake: the
+server's log holds no ASGI protocol error."""
+
+import asyncio
+import uuid
+from collections import Counter
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from lobby.socket_guard import SocketState
+from tests.support.hosts import Phone
+from tests.support.servers import start_asgi, start_redis
+
+ASGI_ERRORS = ("Unexpected ASGI message", "Expected 'websocket.accept'", "Exception in ASGI application")
+
+
+async def test_a_socket_sends_nothing_before_its_accept_or_after_its_close():
+    sent = []
+
+    async def send(message):
+        sent.append(message["type"])
+
+    state = SocketState(send)
+    await state.send({"type": "websocket.send", "text": "early"})
+    await state.send({"type": "websocket.accept"})
+    await state.send({"type": "websocket.accept"})
+    await state.send({"type": "websocket.send", "text": "hello"})
+    await state.send({"type": "websocket.close", "code": 4012})
+    await state.send({"type": "websocket.send", "text": "late"})
+    await state.send({"type": "websocket.close", "code": 1000})
+    assert sent == ["websocket.accept", "websocket.send", "websocket.close"]
+    assert state.dropped == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not settings.REDIS_URL, reason="the layer's shards are Redis servers: set REDIS_URL")
+async def test_a_dead_layer_shard_refuses_handshakes_cleanly_and_never_with_a_5xx(make_room, tmp_path):
+    shards = [start_redis(), start_redis()]
+    log = tmp_path / "asgi.log"
+    server = start_asgi(
+        "asgi",
+        log_path=log,
+        env={
+            "CHANNEL_LAYER_REDIS_URLS": ",".join(f"redis://127.0.0.1:{s.port}/0" for s in shards),
+            "CHANNEL_LAYER_PREFIX": f"qg-shard-{uuid.uuid4().hex[:8]}",
+            "RATELIMIT_KEY_PREFIX": f"rl-{uuid.uuid4().hex[:8]}",
+            "LOG_LEVEL": "WARNING",
+        },
+    )
+    phones = []
+    try:
+        created = await sync_to_async(make_room)()
+        refusals: Counter = Counter()
+        lb = server.ws_base.rstrip("/")
+        phones = [Phone(lb, created.room.code, f"P{n}", "127.0.0.1", refusals) for n in range(16)]
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(phone.open() for phone in phones[:4]))  # in before the fault
+            shards[1].kill()
+            connecting = [asyncio.create_task(phone.open()) for phone in phones[4:]]
+            await asyncio.sleep(3)  # connects (and reconnects, backing off) meet the dead shard
+            shards[1] = start_redis(shards[1].port)
+            pictures = await asyncio.gather(*connecting)
+        assert all(picture["type"] == "state" for picture in pictures)
+        http = {code: n for code, n in refusals.items() if code.startswith("http ")}
+        assert not http, f"handshakes answered with an HTTP error: {http}"
+        assert refusals["unavailable"] > 0, f"no connect met the dead shard: {dict(refusals)}"
+        print(f"refused cleanly while the shard was down: {refusals['unavailable']}; HTTP errors: none")
+    finally:
+        for phone in phones:
+            if phone.ws is not None:
+                await phone.ws.close()
+        server.stop()
+        for shard in shards:
+            shard.kill()
+    text = log.read_text(errors="replace")
+    assert not [line for line in text.splitlines() if any(error in line for error in ASGI_ERRORS)], text[-3000:]
