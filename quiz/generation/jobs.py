@@ -22,7 +22,7 @@ from core import metrics
 from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.exceptions import GenerationNotFound, QuizError
-from quiz.generation import publishing
+from quiz.generation import publishing, round_cost
 from quiz.generation.limits import generation_admission
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
 from quiz.generation.write_outcome import Candidate
@@ -157,6 +157,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
     finally:
         heartbeat.cancel()
     metrics.writer_round(outcome=outcome.kind, seconds=time.monotonic() - began)
+    round_cost.writer_counted(outcome, gate.config.prices)
     await sync_to_async(publishing.job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled, published=published)
     return outcome
 
@@ -215,7 +216,11 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
     gate = Gate.from_settings(source_text=job.source_text or None)
     # Compare-and-set on what we read, so two deliveries of the same task never both run it.
     updated = GenerationJob.objects.filter(pk=job_id, status=job.status, updated_at=job.updated_at).update(
-        status=GenerationStatus.RUNNING, gated=gate.enabled, revision=F("revision") + 1, updated_at=timezone.now()
+        status=GenerationStatus.RUNNING,
+        gated=gate.enabled,
+        checker_model_id=gate.config.model_id if gate.enabled else "",
+        revision=F("revision") + 1,
+        updated_at=timezone.now(),
     )
     if updated and takeover:
         logger.warning("generation %s: its worker went away; restarting it", job_id)

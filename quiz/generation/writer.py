@@ -174,7 +174,9 @@ class RoundWriter:
         finally:
             await model.aclose()
         self.timeline.finished = time.monotonic()
-        return self._outcome()
+        outcome = self._outcome()
+        outcome.writer_usage = model.usage
+        return outcome
 
     def _survivors(self) -> list[Candidate]:
         return [c for c in self.candidates if c.decision is not None and c.decision.playable]
