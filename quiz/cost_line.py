@@ -33,7 +33,10 @@ def cost_line(round_cost: Any) -> str:
     if not isinstance(round_cost, Mapping) or not isinstance(round_cost.get("roles"), Mapping):
         return ""
     parts = []
-    for role, entry in round_cost["roles"].items():
+    roles = round_cost["roles"]
+    # In the roles' own order: a JSON column (PostgreSQL's jsonb) keeps keys in an order of its own.
+    for role in sorted(roles, key=lambda name: cost.ROLES.index(name) if name in cost.ROLES else len(cost.ROLES)):
+        entry = roles[role]
         if not isinstance(entry, Mapping):
             continue
         amount = entry.get("amount")

@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from core import cost
+from quiz.cost_line import cost_line
 from quiz.generation.jobs import generation_job_create, generation_run
 from quiz.models import GenerationJob, GenerationStatus
 from tests.config.test_probes import BALANCER, grew, samples
@@ -185,3 +186,19 @@ def test_a_model_with_no_price_counts_tokens_and_says_no_price(client, priced, s
     )
     assert "written: " in job.cost_label and "tokens, no price" in job.cost_label
     assert "checked for $" in job.cost_label
+
+
+def test_the_line_lists_the_roles_in_their_order_whatever_order_they_are_stored_in():
+    entry = {"model": "m", "calls": 1, "input_tokens": 10, "output_tokens": 1, "estimated": False}
+    stored = {
+        "roles": {
+            "blind": {**entry, "amount": 0.0001},
+            "second_opinion": {**entry, "amount": 0.0002},
+            "writer": {**entry, "amount": 0.004},
+            "checker": {**entry, "amount": 0.0011},
+        }
+    }
+    assert cost_line(stored) == (
+        "written for $0.004, checked for $0.0011, second opinion for $0.0002, blind re-answer for $0.0001"
+    )
+    assert cost_line({}) == cost_line(None) == cost_line({"roles": "x"}) == ""
