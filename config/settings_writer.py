@@ -26,6 +26,12 @@ try:
     MODEL_PRICES = prices_parse(env("MODEL_PRICES", default=""))
 except PriceSettingError as error:
     raise ImproperlyConfigured(str(error)) from None
+# With the gate on, a round asks for 1.5x the questions it needs (quiz/generation/over_ask.py). With
+# QUIZ_OVER_ASK_AUTO, it asks for what would have kept 95 % of the last QUIZ_OVER_ASK_ROUNDS rounds of the same writer
+# and checker whole (bounded 1.2x-2.5x), once there are QUIZ_OVER_ASK_MIN_ROUNDS of them.
+QUIZ_OVER_ASK_AUTO = env.bool("QUIZ_OVER_ASK_AUTO", default=False)
+QUIZ_OVER_ASK_ROUNDS = env.int("QUIZ_OVER_ASK_ROUNDS", default=50)
+QUIZ_OVER_ASK_MIN_ROUNDS = env.int("QUIZ_OVER_ASK_MIN_ROUNDS", default=10)
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 # A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
