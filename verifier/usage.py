@@ -6,7 +6,7 @@ reported as nonsense) is estimated from the characters sent and marked estimated
 (a timeout, a refused connection) is not counted: nothing says what it cost.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core import cost, metrics
@@ -76,6 +76,15 @@ def decision_usages(decision: GateDecision | Mapping[str, Any]) -> list[tuple[st
         if role in cost.ROLES and usage is not None:
             usages.append((role, usage))
     return usages
+
+
+def usage_summed(decisions: Iterable[GateDecision]) -> dict[str, dict[str, Any]]:
+    """Several decisions' usage as one (a question asked several things, e.g. one ask per option), by role."""
+    summed: dict[str, cost.Usage] = {}
+    for decision in decisions:
+        for role, usage in decision_usages(decision):
+            summed.setdefault(role, cost.Usage(model=usage.model)).add(usage)
+    return {role: usage.as_dict() for role, usage in summed.items()}
 
 
 def usage_counted(decision: GateDecision, prices: Mapping[str, cost.Price]) -> None:
