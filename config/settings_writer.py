@@ -5,6 +5,9 @@ quiz/conf.py and quiz/generation/limits.py only read them.
 """
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
+
+from core.cost import PriceSettingError, prices_parse
 
 env = environ.Env()
 
@@ -16,6 +19,19 @@ OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 QUIZ_WRITER_MODEL = env("QUIZ_WRITER_MODEL", default="")
 QUIZ_ALLOW_MODEL_ALIAS = env.bool("QUIZ_ALLOW_MODEL_ALIAS", default=False)
 QUIZ_MODEL_ALIASES = env.list("QUIZ_MODEL_ALIASES", default=[])
+# What each model costs, in dollars per million input/output tokens (core/cost.py):
+# "jev-1.13.0=0.042/0,gpt-4o-mini-2024-07-18=0.15/0.60". A model not named has its tokens counted and its cost
+# shown as "no price". A value that does not parse stops the start-up with a message naming the model.
+try:
+    MODEL_PRICES = prices_parse(env("MODEL_PRICES", default=""))
+except PriceSettingError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# With the gate on, a round asks for 1.5x the questions it needs (quiz/generation/over_ask.py). With
+# QUIZ_OVER_ASK_AUTO, it asks for what would have kept 95 % of the last QUIZ_OVER_ASK_ROUNDS rounds of the same writer
+# and checker whole (bounded 1.2x-2.5x), once there are QUIZ_OVER_ASK_MIN_ROUNDS of them.
+QUIZ_OVER_ASK_AUTO = env.bool("QUIZ_OVER_ASK_AUTO", default=False)
+QUIZ_OVER_ASK_ROUNDS = env.int("QUIZ_OVER_ASK_ROUNDS", default=50)
+QUIZ_OVER_ASK_MIN_ROUNDS = env.int("QUIZ_OVER_ASK_MIN_ROUNDS", default=10)
 QUIZ_MAX_ATTEMPTS = env.int("QUIZ_MAX_ATTEMPTS", default=3)
 # A running generation beats every 5 s; one silent this long lost its worker (retried or reported failed).
 QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)

@@ -13,6 +13,7 @@ scrape reads them (config/probes.py), so every process reports the same truth.
 
 import os
 from collections.abc import Iterable
+from decimal import Decimal
 from pathlib import Path
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -48,6 +49,17 @@ GATE_FAIL_OPEN = Counter(
 )
 WRITER_TOKENS = Counter(
     "quizgate_writer_tokens", "Tokens the writer's model server reported, input and output.", ["kind"]
+)
+MODEL_TOKENS = Counter(
+    "quizgate_model_tokens",
+    "Tokens spent by model and role (writer, checker, second_opinion, blind) and kind (input, output); counts a "
+    "server did not report are estimated.",
+    ["model", "role", "kind"],
+)
+MODEL_COST = Counter(
+    "quizgate_model_cost_dollars",
+    "Dollars spent by model and role at MODEL_PRICES; a model with no price is not counted here (its tokens are).",
+    ["model", "role"],
 )
 WRITER_ROUNDS = Histogram(
     "quizgate_writer_round_seconds",
@@ -93,6 +105,17 @@ def writer_tokens(*, input_tokens: int | None, output_tokens: int | None) -> Non
         WRITER_TOKENS.labels(kind="input").inc(input_tokens)
     if output_tokens:
         WRITER_TOKENS.labels(kind="output").inc(output_tokens)
+
+
+def model_usage(*, model: str, role: str, usage: object, amount: Decimal | None) -> None:
+    """One use of a model (a core.cost.Usage): its tokens, and its amount when the model has a price."""
+    model = model or "unknown"
+    for kind in ("input", "output"):
+        tokens = getattr(usage, f"{kind}_tokens", 0)
+        if tokens > 0:
+            MODEL_TOKENS.labels(model=model, role=role, kind=kind).inc(tokens)
+    if amount is not None and amount > 0:
+        MODEL_COST.labels(model=model, role=role).inc(float(amount))
 
 
 def writer_round(*, outcome: str, seconds: float) -> None:

@@ -11,10 +11,14 @@ page all read these.
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from core import cost
+from quiz.cost_line import cost_line
 from quiz.kinds import kind_of
 from quiz.models import GenerationJob, JobKind, Provenance, Question, Round
 from verifier import causes
+from verifier.conf import model_prices
 from verifier.models import Verdict
+from verifier.usage import decision_usages
 
 # (question ids) -> {question id: {key: value}}; each key is merged into that question's audit.
 AuditExtension = Callable[[list[int]], dict[int, dict[str, Any]]]
@@ -30,9 +34,11 @@ def _when(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def verdict_audit(verdict: Verdict) -> dict[str, Any]:
-    """One check as recorded, every field; `details` whole (a second opinion, the blind answer, calls ...)."""
+def verdict_audit(verdict: Verdict, prices: dict[str, cost.Price] | None = None) -> dict[str, Any]:
+    """One check as recorded, every field; `details` whole (a second opinion, the blind answer, calls ...), and
+    what it cost at MODEL_PRICES by role (`cost`)."""
     details = dict(verdict.details or {})
+    usages = decision_usages(details)
     return {
         "at": _when(verdict.created_at),
         "backend": verdict.backend,
@@ -52,6 +58,7 @@ def verdict_audit(verdict: Verdict) -> dict[str, Any]:
         "input_tokens": verdict.input_tokens,
         "output_tokens": verdict.output_tokens,
         "second_opinion": details.get("second_opinion"),
+        "cost": cost.round_cost(usages, model_prices() if prices is None else prices) if usages else None,
         "details": details,
     }
 
@@ -76,8 +83,9 @@ def question_audits(questions: Iterable[Question]) -> list[dict[str, Any]]:
     questions = list(questions)
     ids = [question.pk for question in questions]
     checks: dict[int, list[dict[str, Any]]] = {question_id: [] for question_id in ids}
+    prices = model_prices()
     for verdict in Verdict.objects.filter(question_id__in=ids).order_by("created_at", "id"):
-        checks[verdict.question_id].append(verdict_audit(verdict))
+        checks[verdict.question_id].append(verdict_audit(verdict, prices))
     added: list[dict[int, dict[str, Any]]] = [extension(ids) for extension in _extensions.values()]
     audits = []
     for question in questions:
@@ -121,6 +129,9 @@ def round_audit(round_: Round) -> dict[str, Any]:
             "check_status": round_.check_status,
             "check_label": str(round_.check_label),
             "created_at": _when(round_.created_at),
+            # What writing and checking it cost, by role and in all (core.cost.round_cost), and in one line.
+            "cost": round_.cost or None,
+            "cost_line": cost_line(round_.cost),
             # A model-written round: what was asked for, and the source text's name when it was grounded.
             "generation": {
                 "job_id": job["pk"],

@@ -77,6 +77,8 @@ class WriterConfig:
     job_budget: float
     max_tokens: int
     max_reply_bytes: int
+    # Ask for ceil(over_ask × N) with the gate on (quiz/generation/over_ask.py); a job may set it from the data.
+    over_ask: float = 1.5
 
 
 def writer_config() -> WriterConfig:

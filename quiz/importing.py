@@ -190,6 +190,8 @@ AUDIT_CSV_COLUMNS = (
     "check_message",
     "check_second_opinion",
     "checks",
+    # What this question's checks cost in dollars at MODEL_PRICES, every check and role summed ("" with no price).
+    "check_cost_usd",
     "review_label",
     "review_note",
     "review_fixed_as",
@@ -202,6 +204,13 @@ def _json_cell(value: Any) -> str:
 
 def _number_cell(value: Any) -> Any:
     return "" if value is None else value
+
+
+def _check_cost_cell(checks: list[dict[str, Any]]) -> Any:
+    amounts = [(check.get("cost") or {}).get("total") for check in checks if check.get("cost")]
+    if not amounts or any(amount is None for amount in amounts):
+        return ""
+    return f"{sum(amounts):.10f}".rstrip("0").rstrip(".")
 
 
 def audit_csv_cells(audit: dict[str, Any]) -> list[Any]:
@@ -227,6 +236,7 @@ def audit_csv_cells(audit: dict[str, Any]) -> list[Any]:
         last.get("message", ""),
         _json_cell(last.get("second_opinion")),
         _json_cell(checks),
+        _check_cost_cell(checks),
         review.get("label", ""),
         review.get("note", ""),
         review.get("fixed_as", ""),

@@ -19,6 +19,7 @@ from typing import Any
 from quiz.kinds import GateAsk, kind_of
 from verifier import policy
 from verifier.gate import Gate, GateDecision, GateItem
+from verifier.usage import USAGE, usage_summed
 
 # The reason of a question the checker was not asked about (its kind has nothing it could be wrong about).
 NOT_ASKED = "not_asked"
@@ -119,6 +120,8 @@ def question_decision(key: str, asked: Sequence[tuple[GateAsk, GateDecision]]) -
     calls = [d.details.get("calls") for _ask, d in asked if isinstance(d.details.get("calls"), int)]
     if calls:
         details["calls"] = sum(calls)
+    if spent := usage_summed(d for _ask, d in asked):
+        details[USAGE] = spent
     return replace(
         decision,
         key=key,

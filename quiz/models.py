@@ -2,6 +2,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from quiz.check_labels import check_note
+from quiz.cost_line import cost_line
 from quiz.images import MAX_ALT, QuestionImage
 from quiz.kinds import DEFAULT, kind_of
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
@@ -116,6 +117,9 @@ class Round(models.Model):
     # `expected_count` the number asked for (None: not written that way).
     writing = models.BooleanField(default=False)
     expected_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    # What writing and checking it cost (core.cost.round_cost): tokens and dollars by role, and the total, at the
+    # prices of the day it was written. Empty for a round no model wrote.
+    cost = models.JSONField(default=dict, blank=True)
     questions = models.ManyToManyField(Question, through="RoundQuestion", related_name="rounds")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -129,6 +133,11 @@ class Round(models.Model):
     def check_label(self) -> str:
         """What the host's screens say about how the round was checked, in the active language."""
         return check_note(self.check_counts) or str(self.get_check_status_display())
+
+    @property
+    def cost_label(self) -> str:
+        """What writing and checking it cost, in one line ("written for $0.004, checked for $0.0011"), or ""."""
+        return cost_line(self.cost)
 
 
 class RoundQuestion(models.Model):
@@ -196,6 +205,11 @@ class GenerationJob(models.Model):
     # question id -> how it was checked as shown to the host: passed / unverified / unchecked.
     question_marks = models.JSONField(default=dict, blank=True)
     model_id = models.CharField(max_length=200, blank=True)
+    # The checker's pinned model id (VERIFIER_MODEL) when the gate was on: the drop rate is kept per writer and checker.
+    checker_model_id = models.CharField(max_length=200, blank=True)
+    # The over-ask the job wrote with (1.5 unless set from the data), and what it cost (as Round.cost).
+    over_ask = models.FloatField(null=True, blank=True)
+    cost = models.JSONField(default=dict, blank=True)
     # Whether the gate was on for this job (the page shows "checked k of M" only then).
     gated = models.BooleanField(default=False)
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -217,6 +231,10 @@ class GenerationJob(models.Model):
 
     def __str__(self) -> str:
         return f"generation {self.pk}: {self.topic[:60] or self.source_name} ({self.status})"
+
+    @property
+    def cost_label(self) -> str:
+        return cost_line(self.cost)
 
     @property
     def finished(self) -> bool:

@@ -3,11 +3,12 @@ config/settings_checker.py."""
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
 
+from core.cost import Price, prices_parse
 from verifier.policy import GroundedBounds
 
 
@@ -90,6 +91,12 @@ def judge_max_tokens(model: str | None = None) -> int:
         return value
     reasoning = is_reasoning_model(model_id() if model is None else model)
     return JUDGE_REASONING_TOKENS if reasoning else JUDGE_REPORT_TOKENS
+
+
+def model_prices() -> dict[str, Price]:
+    """MODEL_PRICES, parsed at start-up (config/settings_writer.py); a string set later (a test) is parsed here."""
+    prices = getattr(settings, "MODEL_PRICES", None) or {}
+    return prices_parse(prices) if isinstance(prices, str) else dict(prices)
 
 
 def default_threshold() -> float:
@@ -190,6 +197,8 @@ class GateConfig:
     # The judge asked about the borderline (None: no second opinion), and how near the threshold "borderline" is.
     second_opinion: "GateConfig | None"
     second_opinion_band: float
+    # MODEL_PRICES: what each model's tokens cost (core/cost.py).
+    prices: dict[str, Price] = field(default_factory=dict)
 
 
 def second_opinion_config(first: GateConfig) -> GateConfig | None:
@@ -237,6 +246,7 @@ def _first_config() -> GateConfig:
         blind_seed=blind_seed(),
         second_opinion=None,
         second_opinion_band=second_opinion_band(),
+        prices=model_prices(),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any, Self
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import blind, conf, first_check, policy, round_report
+from verifier import blind, conf, first_check, policy, round_report, usage
 from verifier.backends import Backend, CallBudget, GateFailure
 from verifier.blind import add_tokens, blind_applicable
 from verifier.breaker import Breaker, BreakerGuard, gate_breaker
@@ -246,6 +246,7 @@ class Gate:
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
         metrics.gate_decided(backend=self.config.backend, outcome=decision.outcome, reason=decision.reason)
+        usage.usage_counted(decision, self.config.prices)
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
@@ -300,6 +301,12 @@ class Gate:
         ):
             cut = None if self._deadline is None else self._second_cut()
             details["second_opinion"], judgement = await self.second_opinion.ask(item, checks, judgement, cut=cut)
+        second_model = self.second.model_id if self.second is not None else ""
+        details[usage.USAGE] = {
+            **usage.check_usage(item, model=self.config.model_id, answer=answer, checks=checks),
+            **usage.blind_usage(item, model=self.config.model_id, blind=blind),
+            **usage.second_usage(item, model=second_model, record=details.get("second_opinion")),
+        }
         reason, message = round_report.verdict_reason(
             item, judgement, blind, config=self.config, served=served, first=first_judgement, details=details
         )

@@ -21,6 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
+from core import cost
 from quiz import conf as quiz_conf
 from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
 from quiz.events import generation_changed
@@ -33,10 +34,12 @@ from quiz.validation import LANGUAGES
 from verifier import causes
 from verifier import conf as gate_conf
 from verifier.breaker import UNAVAILABLE
+from verifier.conf import model_prices
 from verifier.gate import ROUND_BUDGET, Gate, GateDecision
 from verifier.models import Verdict, VerdictOutcome
 from verifier.registry import gate_enabled
 from verifier.services import verdict_record
+from verifier.usage import decision_usages
 
 logger = logging.getLogger(__name__)
 
@@ -263,7 +266,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
         return None
     finally:
         heartbeat.cancel()
-    await sync_to_async(_check_finish)(job_id=job_id)
+    await sync_to_async(_check_finish)(job_id=job_id, decisions=decisions)
     return decisions
 
 
@@ -318,11 +321,14 @@ def _check_record(*, job_id: int, question_id: int, decision: GateDecision) -> b
 
 
 @transaction.atomic
-def _check_finish(*, job_id: int) -> None:
+def _check_finish(*, job_id: int, decisions: list[GateDecision] = ()) -> None:
     job = GenerationJob.objects.select_for_update().get(pk=job_id)
+    # What the checks cost (core/cost.py), kept with the job: the host's page shows it in one line.
+    job.cost = cost.round_cost([usage for d in decisions for usage in decision_usages(d)], model_prices())
     if job.round is not None and job.status == GenerationStatus.CANCELLED:
         # The host stopped it: what was checked until then is on record, and the label says so.
         round_check_refresh(round_=job.round)
+        job.save(update_fields=["cost"])
         return
     if job.status != GenerationStatus.RUNNING or job.round is None:
         return

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +23,7 @@ from core import metrics
 from quiz import conf
 from quiz.checks import model_pin_problem
 from quiz.exceptions import GenerationNotFound, QuizError
-from quiz.generation import publishing
+from quiz.generation import drop_rates, publishing, round_cost
 from quiz.generation.limits import generation_admission
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
 from quiz.generation.write_outcome import Candidate
@@ -157,6 +158,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
     finally:
         heartbeat.cancel()
     metrics.writer_round(outcome=outcome.kind, seconds=time.monotonic() - began)
+    round_cost.writer_counted(outcome, gate.config.prices)
     await sync_to_async(publishing.job_finish)(job_id=job_id, outcome=outcome, gated=gate.enabled, published=published)
     return outcome
 
@@ -213,9 +215,18 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
         job_fail(job_id=job_id, message=problem)
         return None
     gate = Gate.from_settings(source_text=job.source_text or None)
+    config = conf.writer_config()
+    if gate.enabled:
+        writer_over_ask = drop_rates.over_ask_for(writer_model=config.model, checker_model=gate.config.model_id)
+        config = replace(config, over_ask=writer_over_ask)
     # Compare-and-set on what we read, so two deliveries of the same task never both run it.
     updated = GenerationJob.objects.filter(pk=job_id, status=job.status, updated_at=job.updated_at).update(
-        status=GenerationStatus.RUNNING, gated=gate.enabled, revision=F("revision") + 1, updated_at=timezone.now()
+        status=GenerationStatus.RUNNING,
+        gated=gate.enabled,
+        checker_model_id=gate.config.model_id if gate.enabled else "",
+        over_ask=config.over_ask if gate.enabled else None,
+        revision=F("revision") + 1,
+        updated_at=timezone.now(),
     )
     if updated and takeover:
         logger.warning("generation %s: its worker went away; restarting it", job_id)
@@ -241,7 +252,7 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
         # A kind no longer in the registry is left out; none left, the default.
         kinds=tuple(name for name in KINDS if name in job.kinds) or (DEFAULT,),
     )
-    return spec, conf.writer_config(), gate, already
+    return spec, config, gate, already
 
 
 def _job_progress_save_for(job_id: int):

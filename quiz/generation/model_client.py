@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import openai
 
-from core import metrics
+from core import cost, metrics
 from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
 from quiz.generation.prompts import STRING_LENGTH_KEYWORDS, question_schema
@@ -24,6 +24,36 @@ BACKOFF_MAX = 8.0
 # model that stops where asked sends its last "]}" and the usage within milliseconds; one that writes on is cut
 # here (its usage is then not counted). It runs while the round's last checks do, so a gated round never waits.
 USAGE_DRAIN_SECONDS = 0.25
+
+
+class CallTokens:
+    """One request's tokens: what its stream's usage chunk said, and the characters sent and received, for an
+    estimate when it said nothing (a server that ignores `include_usage`, a reply cut before its end)."""
+
+    def __init__(self, messages: list[dict[str, str]]) -> None:
+        self.prompt_chars = sum(len(str(message.get("content") or "")) for message in messages)
+        self.reply_chars = 0
+        self.input_tokens: Any = None
+        self.output_tokens: Any = None
+
+    def count(self, chunk: Any) -> None:
+        usage = getattr(chunk, "usage", None)
+        if usage is None:
+            return
+        self.input_tokens = getattr(usage, "prompt_tokens", None)
+        self.output_tokens = getattr(usage, "completion_tokens", None)
+        metrics.writer_tokens(
+            input_tokens=cost.reported_tokens(self.input_tokens), output_tokens=cost.reported_tokens(self.output_tokens)
+        )
+
+    def usage(self, model: str) -> cost.Usage:
+        return cost.call_usage(
+            model=model,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            input_chars=self.prompt_chars,
+            output_chars=self.reply_chars,
+        )
 
 
 class StreamBroken(Exception):
@@ -51,6 +81,8 @@ class ModelClient:
         # Ask for the token usage in the stream's last chunk (counted in the metrics); off for a server that refuses it.
         self.ask_usage = True
         self._drains: set[asyncio.Future[None]] = set()
+        # Every request's tokens, for the round's cost (`usage`, read after `aclose`).
+        self.calls: list[CallTokens] = []
         # The model id the server says is writing (each streamed chunk's `model`).
         self.served_model = ""
         self._client = client or openai.AsyncOpenAI(
@@ -69,6 +101,14 @@ class ModelClient:
             await asyncio.gather(*self._drains, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self._client.close()
+
+    @property
+    def usage(self) -> cost.Usage:
+        """The tokens of every request so far, under the pinned model id (what MODEL_PRICES names)."""
+        total = cost.Usage(model=self.config.model)
+        for call in self.calls:
+            total.add(call.usage(self.config.model))
+        return total
 
     @property
     def use_schema(self) -> bool:
@@ -158,21 +198,24 @@ class ModelClient:
     async def stream_text(self, messages: list[dict[str, str]], *, deadline: float) -> AsyncIterator[str]:
         """The reply's text; `deadline` (the event loop's clock) bounds opening it, retries included."""
         stream = await self._open(messages, deadline)
+        tokens = CallTokens(messages)
+        self.calls.append(tokens)
         drained = False
         try:
             async for chunk in stream:
                 self.served_model = str(getattr(chunk, "model", None) or self.served_model)[:200]
-                _count_usage(chunk)
+                tokens.count(chunk)
                 for choice in getattr(chunk, "choices", None) or []:
                     delta = getattr(choice, "delta", None)
                     content = getattr(delta, "content", None) if delta is not None else None
                     if content:
+                        tokens.reply_chars += len(content)
                         yield content
         except GeneratorExit:
             # The writer has the questions it needs; the token usage comes in the stream's last chunk, a moment
             # later. Read to it in the background (never past USAGE_DRAIN_SECONDS) rather than hold the writer.
             drained = True
-            self._drains.add(task := asyncio.ensure_future(_drain_usage(stream, deadline=deadline)))
+            self._drains.add(task := asyncio.ensure_future(_drain_usage(stream, tokens, deadline=deadline)))
             task.add_done_callback(self._drains.discard)
             raise
         except ReplyRefused as refused:
@@ -196,26 +239,15 @@ class ModelClient:
         )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _count_usage(chunk: Any) -> None:
-    usage = getattr(chunk, "usage", None)
-    if usage is not None:
-        metrics.writer_tokens(
-            input_tokens=_count(getattr(usage, "prompt_tokens", None)),
-            output_tokens=_count(getattr(usage, "completion_tokens", None)),
-        )
-
-
-async def _drain_usage(stream: Any, *, deadline: float) -> None:
+async def _drain_usage(stream: Any, tokens: CallTokens, *, deadline: float) -> None:
     """The rest of a reply the writer no longer needs, read only for its usage chunk, then closed."""
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout_at(min(deadline, loop.time() + USAGE_DRAIN_SECONDS)):
             async for chunk in stream:
-                _count_usage(chunk)
+                tokens.count(chunk)
+                for choice in getattr(chunk, "choices", None) or []:
+                    tokens.reply_chars += len(getattr(getattr(choice, "delta", None), "content", None) or "")
     except Exception:  # noqa: BLE001 - a timeout or a broken stream: only a figure is lost
         pass
     finally:

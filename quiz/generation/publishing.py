@@ -7,6 +7,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from quiz.events import generation_changed
+from quiz.generation.round_cost import outcome_cost
 from quiz.generation.write_outcome import Candidate, Mark, check_counts, mark_of, round_status
 from quiz.generation.writer import WriteOutcome
 from quiz.job_state import round_writing_end
@@ -23,6 +24,7 @@ from quiz.models import (
 from quiz.selectors import generation_snapshot
 from quiz.services import question_create, round_create
 from quiz.signals import round_generated
+from verifier.conf import model_prices
 from verifier.services import verdict_record
 
 
@@ -127,6 +129,7 @@ def job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool, published: di
     job.revision += 1
     job.finished_at = timezone.now()
     job.message = outcome.message[:500]
+    job.cost = outcome_cost(outcome, model_prices())
     if not outcome.playable:
         job.status = GenerationStatus.CANCELLED if outcome.kind == "cancelled" else GenerationStatus.FAILED
         job.save()
@@ -153,7 +156,8 @@ def job_finish(*, job_id: int, outcome: WriteOutcome, gated: bool, published: di
     else:
         round_.check_status = round_status(list(job.question_marks.values()), gated=gated)
     round_.writing = False
-    round_.save(update_fields=["check_status", "check_counts", "writing"])
+    round_.cost = job.cost
+    round_.save(update_fields=["check_status", "check_counts", "writing", "cost"])
     # Round-mates of what the gate dropped may rest on the same wrong premise: grouped and re-checked blind.
     dropped_ids = [published[c.key] for c in dropped]
     if gated and dropped_ids:

@@ -15,6 +15,7 @@ from quiz import conf
 from quiz.check_labels import mark_label, slow_checker_warning
 from quiz.checking.rounds import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
+from quiz.generation.drop_rates import drop_rates_context
 from quiz.generation.jobs import generation_cancel, generation_job_create, generation_job_get, generation_retry
 from quiz.generation.limits import GenerationLimited
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
@@ -140,6 +141,7 @@ def generate_new(request: HttpRequest) -> HttpResponse:
         "configured": configured,
         "model_missing": model_missing,
         "slow_checker": slow_checker_warning(slow_checker()),
+        **drop_rates_context(),
     }
     return render(request, "quiz/generate.html", context)
 

@@ -4,6 +4,7 @@ timeline the bench reads, and the outcome with each played question's mark and t
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.cost import Usage
 from quiz.check_labels import UNCHECKED_MARK, counts_of, mark_of_cause
 from quiz.models import CheckStatus
 from quiz.validation import QuestionData
@@ -79,6 +80,8 @@ class WriteOutcome:
     timeline: Timeline
     # Round.check_counts: how many played questions the checker passed, rejected, or left unverified and why.
     check_counts: dict = field(default_factory=dict)
+    # The writer's tokens over every attempt (reported by its server, or estimated), under its pinned model id.
+    writer_usage: Usage = field(default_factory=Usage)
 
     @property
     def playable(self) -> bool:

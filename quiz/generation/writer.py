@@ -20,6 +20,7 @@ from django.utils.translation import gettext
 
 from quiz.conf import WriterConfig
 from quiz.exceptions import InvalidQuestion, WriterError
+from quiz.generation import over_ask
 from quiz.generation.model_client import ModelClient, StreamBroken
 from quiz.generation.prompts import LANGUAGES, RoundSpec, build_messages
 from quiz.generation.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
@@ -53,7 +54,7 @@ from verifier.gate import MODEL_CHANGED, Gate
 logger = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 50
-OVER_ASK = 1.5
+OVER_ASK = over_ask.DEFAULT
 # A further attempt starts only while the job's budget holds at least this share of an attempt's deadline: a
 # sliver of time writes nothing and would only add "too slow" to the host's message.
 MIN_ATTEMPT_SHARE = 0.25
@@ -68,12 +69,9 @@ ProgressReport = Callable[[WriterProgress], Awaitable[bool]]
 Publish = Callable[[list[Candidate]], Awaitable[None]]
 
 
-def first_ask(count: int, *, gated: bool) -> int:
-    return math.ceil(OVER_ASK * count) if gated else count
-
-
-def next_ask(shortfall: int, *, gated: bool) -> int:
-    return math.ceil(OVER_ASK * shortfall) if gated else shortfall
+def first_ask(count: int, *, gated: bool, over_ask: float = OVER_ASK) -> int:
+    """How many to ask for `count` (a round, or its shortfall on a later attempt)."""
+    return math.ceil(over_ask * count) if gated else count
 
 
 class RoundWriter:
@@ -145,7 +143,7 @@ class RoundWriter:
         # when the budget is at least that long.
         job_deadline = loop.time() + self.config.job_budget
         try:
-            ask = first_ask(self.spec.count, gated=self.gated)
+            ask = first_ask(self.spec.count, gated=self.gated, over_ask=self.config.over_ask)
             while not self.cancelled:
                 left = job_deadline - loop.time()
                 if self.attempts and left < MIN_ATTEMPT_SHARE * self.config.timeout:
@@ -170,11 +168,13 @@ class RoundWriter:
                     # Cut by the job's budget rather than its own deadline: nothing is left for another attempt.
                     self.budget_stopped = True
                     break
-                ask = next_ask(self.spec.count - len(survivors), gated=self.gated)
+                ask = first_ask(self.spec.count - len(survivors), gated=self.gated, over_ask=self.config.over_ask)
         finally:
             await model.aclose()
         self.timeline.finished = time.monotonic()
-        return self._outcome()
+        outcome = self._outcome()
+        outcome.writer_usage = model.usage
+        return outcome
 
     def _survivors(self) -> list[Candidate]:
         return [c for c in self.candidates if c.decision is not None and c.decision.playable]

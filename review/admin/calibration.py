@@ -10,12 +10,14 @@ from django.urls import path, reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from core.request_body import FORM_ALLOWANCE, request_body_cap
+from quiz.generation.drop_rates import drop_rates_context
 from review import evidence
 from review.chart import sweep_chart
 from review.forms import ThresholdStoreForm
 from review.labelled_set import labelled_set_csv_export, labelled_set_csv_import
 from review.models import CheckerEvalRun
 from review.selectors import labelled_scores
+from review.spend import review_spend
 from review.sweep import sweep
 from verifier import conf
 from verifier.breaker import configured_breaker_state, shared_breakers
@@ -194,6 +196,8 @@ class ThresholdAdmin(admin.ModelAdmin):
             "sections": sections,
             "can_store": can_store,
             "can_import": can_store and request.user.has_perm("review.add_review"),
+            **drop_rates_context(),
+            "spend": review_spend(),
         }
         return TemplateResponse(request, "admin/verifier/sweep.html", context)
 

@@ -4,10 +4,12 @@ the calls and seconds, the verdict and advice), and the report as the text `mana
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from core.cost import Price, Usage
+from review.checker_eval.spend import bias_words, cost_lines, eval_cost, position_bias
 from review.sweep import DEFECTIVE, GOOD, GRID, NEGATIVE_CHECKS, LabelledScore, SweepRow, sweep_row, widest_safe
 from verifier import causes, policy
 from verifier.causes import UNAVAILABLE
@@ -39,6 +41,10 @@ class EvalResult:
     calls: int | None
     backend: str
     model_id: str
+    # The tokens it spent by role (verifier/usage.py), its blind answer and second opinion as recorded.
+    usages: tuple[tuple[str, Usage], ...] = ()
+    blind: dict[str, Any] | None = None
+    second: dict[str, Any] | None = None
 
     @property
     def answered(self) -> bool:
@@ -80,6 +86,9 @@ class EvalReport:
     advice: list[str] = field(default_factory=list)
     # Every call that went out to the checker (and its second opinion), answered or not.
     calls_total: int | None = None
+    # What the run cost and bought (spend.eval_cost), and whether the blind re-answer follows the order shown.
+    cost: dict[str, Any] | None = None
+    position_bias: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,6 +157,7 @@ def eval_report(
     concurrency: int,
     wall_seconds: float,
     calls_total: int | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> EvalReport:
     results = list(results)
     answered = [result for result in results if result.answered]
@@ -182,13 +192,28 @@ def eval_report(
         wall_seconds=round(wall_seconds, 3),
         verdict="",
         calls_total=calls_total,
+        position_bias=position_bias(result.blind for result in results),
     )
+    safe = report.score.widest_safe if report.score is not None else None
+    spent = eval_cost(
+        results,
+        prices=prices or {},
+        threshold=safe.threshold if safe is not None and safe.caught else None,
+        caught=safe.caught if safe is not None else 0,
+    )
+    report = EvalReport(**{**asdict(report), "checks": figures, "cost": spent})
     verdict, advice = verdict_for(report)
     return EvalReport(**{**asdict(report), "checks": figures, "verdict": verdict, "advice": advice})
 
 
 def verdict_for(report: EvalReport) -> tuple[str, list[str]]:
-    """The plain-words verdict, and what to change (settings named)."""
+    """The plain-words verdict (a position bias named after it), and what to change (settings named)."""
+    verdict, advice = _verdict(report)
+    bias = bias_words(report.position_bias)
+    return (f"{verdict} Also, {bias}" if bias else verdict), advice
+
+
+def _verdict(report: EvalReport) -> tuple[str, list[str]]:
     advice: list[str] = []
     slow = sum(count for reason, count in report.unverified_reasons.items() if reason in SLOW_REASONS)
     unreachable = sum(count for reason, count in report.unverified_reasons.items() if reason in UNREACHABLE_REASONS)
@@ -292,6 +317,7 @@ def format_text(report: EvalReport) -> str:
             cells.append(f"{row.caught}/{row.good_dropped}".rjust(width))
         lines.append(f"{threshold:>9g} " + " ".join(cells))
     lines.append("")
+    lines.extend(cost_lines(report.cost))
     lines.append(f"VERDICT: {report.verdict}")
     lines.extend(f"NOTE: {note}" for note in report.advice)
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from review.labelled_set import labelled_set_import
 from review.models import CheckerEvalRun
 from verifier import conf
 from verifier.gate import Gate, GateDecision, GateItem
+from verifier.usage import decision_usages
 
 # Questions per round: a round of play is about this long, and each round gets one call budget after its last
 # question is handed over (as a round does when its writer finishes).
@@ -40,6 +41,7 @@ def evaluate(
         concurrency=gate_config.concurrency,
         wall_seconds=time.monotonic() - started,
         calls_total=sum(calls),
+        prices=gate_config.prices,
     )
     return report, results
 
@@ -105,6 +107,9 @@ def _result(item: EvalItem, decision: GateDecision) -> EvalResult:
         calls=calls if isinstance(calls, int) else None,
         backend=decision.backend,
         model_id=decision.model_id,
+        usages=tuple(decision_usages(decision)),
+        blind=decision.details.get("blind") if isinstance(decision.details.get("blind"), dict) else None,
+        second=second if isinstance(second, dict) else None,
     )
 
 

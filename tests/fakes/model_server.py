@@ -164,6 +164,20 @@ class Script:
     refuse_formats: frozenset[str] = frozenset()
     refuse_temperature: bool = False
     reasoning_tokens: int | None = None
+    # The reply's usage: reported as counted (False: System One's counts, or a chat reply's `usage`, left out), or
+    # replaced by `usage_override` (nonsense
+    # counts, say). Every usage sent is kept in `usage_sent` as (kind "check" or "blind", usage).
+    report_usage: bool = True
+    usage_override: dict[str, Any] | None = None
+    usage_sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def systemone_usage(self, kind: str, counted: dict[str, Any]) -> dict[str, Any]:
+        """The reply's `usage`: the published schema requires the object, its counts may be left out."""
+        if not self.report_usage:
+            return {}
+        usage = dict(self.usage_override) if self.usage_override is not None else counted
+        self.usage_sent.append((kind, usage))
+        return usage
 
     def judge_reply_for(self, text: str) -> str:
         return self._match(self.judge_replies, text) or self.judge_reply
@@ -598,11 +612,10 @@ async def systemone_handler(request: Request, server: ModelServer) -> Reply:
     answers: dict[str, Any] = {
         name: {"type": "noul", "noul": script.probability_for(document_text, name)} for name in names
     }
-    reply_data: dict[str, Any] = {
-        "model": script.served_model or body["model"],
-        "answers": answers,
-        "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
-    }
+    reply_data: dict[str, Any] = {"model": script.served_model or body["model"], "answers": answers}
+    reply_data["usage"] = script.systemone_usage(
+        "check", {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)}
+    )
     fault = script.check_fault_for(document_text)
     if fault == "missing_answers":
         del reply_data["answers"]
@@ -645,11 +658,10 @@ def _systemone_choice(body: dict[str, Any], document_text: str, script: Script, 
         }
     names = list(answers)
     first = answers[names[0]]
-    reply_data: dict[str, Any] = {
-        "model": script.served_model or body["model"],
-        "answers": answers,
-        "usage": {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)},
-    }
+    reply_data: dict[str, Any] = {"model": script.served_model or body["model"], "answers": answers}
+    reply_data["usage"] = script.systemone_usage(
+        "blind", {"input_tokens": 100 + len(document_text) // 4, "output_tokens": 2 * len(names)}
+    )
     fault = script.blind_fault_for(document_text)
     first_key = next(iter(first.get("probabilities") or {}), None)
     if fault == "missing_answers":
@@ -904,12 +916,11 @@ async def chat_completions_handler(request: Request, server: ModelServer) -> Rep
                 "finish_reason": "length",
             }
         ],
-        "usage": {
-            "prompt_tokens": 50 + len(prompt) // 4,
-            "completion_tokens": 1,
-            "total_tokens": 51 + len(prompt) // 4,
-        },
     }
+    chat_usage = {"prompt_tokens": 50 + len(prompt) // 4, "completion_tokens": 1, "total_tokens": 51 + len(prompt) // 4}
+    if script.report_usage:
+        reply_data["usage"] = dict(script.usage_override) if script.usage_override is not None else chat_usage
+        script.usage_sent.append(("blind" if blind else "check", reply_data["usage"]))
     fault = script.blind_fault_for(prompt) if blind else script.check_fault_for(prompt)
     first_top = logprobs["content"][0]["top_logprobs"][0] if logprobs and top else {}
     if fault == "no_logprobs":

@@ -113,6 +113,12 @@ class WriterScript:
     # A request carrying `stream_options` is refused with 400 naming it, as some older servers do; otherwise a
     # stream that asks `include_usage` ends with a usage chunk, as OpenAI's does (prompt: characters / 4).
     reject_stream_options: bool = False
+    # False: the stream never carries a usage chunk, asked or not (a server that ignores `include_usage`). Every
+    # usage chunk sent is kept in `usage_sent`.
+    report_usage: bool = True
+    usage_sent: list[dict[str, int]] = field(default_factory=list)
+    # Sent in place of the counted usage (nonsense counts, say).
+    usage_override: dict[str, Any] | None = None
 
     def fault_for(self, prompt: str) -> str | None:
         return next((fault for needle, fault in self.faults.items() if needle in prompt), None)
@@ -196,10 +202,12 @@ def writer_handler(body: dict[str, Any], server: WriterServer) -> Reply:
     step = max(1, script.chars_per_token)
     pieces = [content[i : i + step] for i in range(0, len(content), step)]
     usage = None
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if script.report_usage and (body.get("stream_options") or {}).get("include_usage"):
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(pieces)}
         usage["total_tokens"] = prompt_tokens + len(pieces)
+        usage = dict(script.usage_override) if script.usage_override is not None else usage
+        script.usage_sent.append(usage)
     chunks = sse_events(base, pieces, usage=usage)
     delay = script.token_delay if turn.token_delay is None else turn.token_delay
     reply = Reply(chunks=chunks, chunk_delay=delay, content_type="text/event-stream")

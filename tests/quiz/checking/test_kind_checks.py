@@ -390,3 +390,21 @@ def test_the_asks_time_tokens_and_calls_add_up():
     assert (lone.score, lone.message, lone.details["calls"], len(lone.details["asks"])) == (0.9, "", 3, 1)
     with pytest.raises(ValueError):
         question_decision("q1", [])
+
+
+def test_the_asks_usage_adds_up_by_role():
+    def used(tokens: int, *, estimated: bool = False) -> dict:
+        usage = {"model": "jev-1.13.0", "calls": 1, "input_tokens": tokens, "output_tokens": 2, "estimated": estimated}
+        return {"usage": {"checker": usage, "blind": {**usage, "calls": 2}}}
+
+    first = decision("passed", 0.9, details=used(100))
+    second = decision("passed", 0.8, details=used(120, estimated=True))
+    combined = question_decision("q1", [(ask("a"), first), (ask("b"), second)])
+    assert combined.details["usage"]["checker"] == {
+        "model": "jev-1.13.0",
+        "calls": 2,
+        "input_tokens": 220,
+        "output_tokens": 4,
+        "estimated": True,
+    }
+    assert combined.details["usage"]["blind"]["calls"] == 4

@@ -353,3 +353,23 @@ def test_a_checker_that_says_another_model_served_cannot_lower_the_bar_and_the_h
     finally:
         # A request leaves its language active in this thread; the next test's jobs speak the default again.
         translation.deactivate()
+
+
+def test_a_hosts_check_says_what_it_cost(gate_on, client, started_jobs, settings):
+    settings.MODEL_PRICES = "jev-1.13.0=0.042/0.5"
+    gate_on.script.choice_texts = BLIND_CHOICES
+    round_ = import_round(client)
+    job = press_check(client, round_, started_jobs)
+    assert job.status == GenerationStatus.DONE, job.message
+    sent = gate_on.script.usage_sent
+    for role, kind in (("checker", "check"), ("blind", "blind")):
+        tokens = (
+            sum(usage["input_tokens"] for k, usage in sent if k == kind),
+            sum(usage["output_tokens"] for k, usage in sent if k == kind),
+        )
+        entry = job.cost["roles"][role]
+        assert (entry["input_tokens"], entry["output_tokens"]) == tokens and tokens[0] > 0
+        assert entry["amount"] == pytest.approx((tokens[0] * 0.042 + tokens[1] * 0.5) / 1e6)
+    assert job.cost["roles"]["checker"]["calls"] == 4
+    page = client.get(f"/rounds/generate/{job.pk}/").content.decode()
+    assert f'id="round-cost">{job.cost_label}<' in page and job.cost_label.startswith("checked for $")
