@@ -77,6 +77,8 @@ class WriterConfig:
     job_budget: float
     max_tokens: int
     max_reply_bytes: int
+    # Seconds a failing server is retried once some questions are ready to play (QUIZ_WRITER_GIVE_UP_SECONDS).
+    give_up_seconds: float = 5.0
 
 
 def writer_config() -> WriterConfig:
@@ -89,6 +91,7 @@ def writer_config() -> WriterConfig:
         job_budget=float(setting("QUIZ_WRITER_JOB_BUDGET")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
         max_reply_bytes=int(setting("QUIZ_WRITER_MAX_REPLY_BYTES")),
+        give_up_seconds=float(setting("QUIZ_WRITER_GIVE_UP_SECONDS")),
     )
 
 

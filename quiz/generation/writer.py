@@ -321,6 +321,9 @@ class RoundWriter:
                 return
             if not self.timeline.first_ready:
                 self.timeline.first_ready = time.monotonic()
+            if self._model is not None:
+                # A game may play these and wait for the next: a failing server is not retried for long now.
+                self._model.give_up_after = self.config.give_up_seconds
             if self._publish is not None:
                 await self._publish(fresh)
 

@@ -277,3 +277,55 @@ def test_a_fresh_job_writes_the_whole_round_whatever_questions_wait_outside_roun
     job.refresh_from_db()
     assert job.round.entries.count() == 3 and writer.asked() == [3]
     assert data["question"] not in writer.user_prompt(0)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_writer_whose_server_fails_mid_round_ends_the_wait_well_under_the_attempts_deadline(
+    writer, sockets, host_socket, game_clock, monkeypatch, settings
+):
+    # The old wait: a failing server was retried for the attempt's whole deadline (and the room waited as long).
+    settings.QUIZ_WRITER_TIMEOUT = settings.ROOM_WRITING_WAIT_SECONDS = old_wait = 60.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 180.0
+    # The first attempt writes 3 of the 6 asked; then the model server answers 500 to every request, from the
+    # moment the game waits at its third leaderboard.
+    writer.writer.turns = [Turn(questions=[good_question(0, i) for i in (1, 2, 3)])]
+    writer.writer.default = Turn(status=500)
+    release = threading.Event()
+    original = RoundWriter._attempt
+
+    async def attempt(self, model, facts, *, deadline):
+        if facts.number == 2:
+            await asyncio.to_thread(release.wait, 30)
+        return await original(self, model, facts, deadline=deadline)
+
+    monkeypatch.setattr(RoundWriter, "_attempt", attempt)
+    job = await database_sync_to_async(generation_job_create)(owner_key="k", count=6, topic="Birds")
+    runner = _run_in_background(job.pk)
+    job = await _wait_for_ready(job.pk, 3)
+    created = await database_sync_to_async(_open_room)(job.round_id)
+    host = await host_socket(created)
+    player, _ = await sockets.join(created.room.code, "Ann")
+    await host.send(type="start")
+    first = await _question_frame(player, 0)
+    # The phone counts the questions planned, not those ready so far.
+    assert (first["question_count"], first["planned_count"]) == (3, 6)
+    await _play_question(host, player, 0, first)
+    for index in (1, 2):
+        await host.send(type="next", phase="leaderboard", index=index - 1)
+        await _play_question(host, player, index)
+    await host.send(type="next", phase="leaderboard", index=2)
+    await host.state(phase="leaderboard", question_index=2, waiting=True)
+
+    loop = asyncio.get_running_loop()
+    failing_from = loop.time()
+    release.set()
+    finished = await host.until(lambda m: m["type"] == "state" and m["phase"] == "finished", timeout=old_wait)
+    waited = loop.time() - failing_from
+    assert waited < old_wait / 6, f"the game waited {waited:.1f} s for a failing writer"
+    assert finished["question_count"] == 3 and finished["end_note"] == "short"
+    # The phone is told too: its frame carries why the game ended early.
+    phone = await player.until(lambda m: m["type"] == "state" and m["phase"] == "finished")
+    assert phone["end_note"] == "short" and phone["planned_count"] == 3
+    await asyncio.to_thread(runner.join, 20)
+    done = await database_sync_to_async(_job)(job.pk)
+    assert not done.round.writing and "kept failing (500)" in done.message
