@@ -135,6 +135,7 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
         "invalid": job.invalid,
         "duplicates": job.duplicates,
         "attempt": job.attempt,
+        "takeovers": job.takeovers,
         "gated": job.gated,
         "message": job.message,
         "round_id": job.round_id,

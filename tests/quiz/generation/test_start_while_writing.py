@@ -19,6 +19,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Room
 from lobby.services import game_act, room_create, writing_tick
 from quiz.exceptions import QuizError
+from quiz.generation import jobs
 from quiz.generation.jobs import generation_job_create, generation_run, jobs_requeue_stale
 from quiz.generation.writer import RoundWriter
 from quiz.host_rounds import host_round_save
@@ -329,3 +330,48 @@ async def test_a_writer_whose_server_fails_mid_round_ends_the_wait_well_under_th
     await asyncio.to_thread(runner.join, 20)
     done = await database_sync_to_async(_job)(job.pk)
     assert not done.round.writing and "kept failing (500)" in done.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_taken_over_counts_on_from_the_dead_runs_progress_and_says_a_worker_was_lost(writer, client, monkeypatch):
+    job = generation_job_create(owner_key="host-key", count=6, topic="Birds")
+    # The dead worker's run had asked for 9, written and checked 1 and published it, in its first attempt.
+    round_ = RoundFactory(questions=[], title="Birds", provenance="model")
+    data = good_question(0, 1)
+    question = Question.objects.create(
+        text=data["question"], options=data["options"], correct_index=0, provenance="model"
+    )
+    round_.entries.create(question=question, position=0)
+    Round.objects.filter(pk=round_.pk).update(writing=True, expected_count=6)
+    GenerationJob.objects.filter(pk=job.pk).update(
+        status=GenerationStatus.RUNNING,
+        round=round_,
+        asked=9,
+        written=1,
+        checked=1,
+        attempt=1,
+        updated_at=timezone.now() - timedelta(hours=1),
+    )
+    stored = []
+    save = jobs._job_progress_save
+
+    def recorded(*, job_id, progress):
+        stored.append((progress.written, progress.asked))
+        return save(job_id=job_id, progress=progress)
+
+    monkeypatch.setattr(jobs, "_job_progress_save", recorded)
+    assert jobs_requeue_stale() == [job.pk]
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE, job.message
+    # The host's page never counts backwards: the new run counts on from what the dead one had.
+    written, asked = [w for w, _ in stored], [a for _, a in stored]
+    assert written[0] >= 1 and asked[0] >= 9
+    assert written == sorted(written) and asked == sorted(asked)
+    assert job.written >= 6 and job.asked >= 9 + 5
+    assert generation_snapshot(job)["takeovers"] == 1
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "A worker was lost while writing this round; another took over" in page
