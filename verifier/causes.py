@@ -3,15 +3,16 @@ vocabulary every page, label and export says it with (quiz/check_labels.py puts 
 
     passed         the checker answered and the question passed
     rejected       the checker answered and scored it below the threshold (it did not fail: it said no)
-    too_slow       no answer in time (a call cut at VERIFIER_TIMEOUT, or the round's budget spent)
+    too_slow       no answer in time (a call cut at VERIFIER_TIMEOUT, the round's budget spent, or the breaker
+                   resting a checker whose calls ran out of time)
     unreachable    no connection to the checker (refused, reset, DNS, TLS)
-    paused         the circuit breaker rests the checker after failures in a row
+    paused         the circuit breaker rests the checker after failures in a row (refused or lost connections, 5xx)
     model_changed  the server now serves another model than the one the threshold was set for
     unusable       the checker answered, but with nothing to score (no logprobs, no yes/no, a bad report ...)
     not_checked    no checker was asked (the gate is off, or the question was never sent)
 """
 
-from verifier.breaker import UNAVAILABLE
+from verifier.breaker import SLOW_PAUSED, UNAVAILABLE
 from verifier.decisions import ROUND_BUDGET
 
 PASSED = "passed"
@@ -28,7 +29,8 @@ UNVERIFIED_CAUSES = (TOO_SLOW, UNREACHABLE, PAUSED, MODEL_CHANGED, UNUSABLE)
 
 # A verdict's reason when the served model is not the one pinned (the gate's reason string).
 MODEL_CHANGED_REASON = "model_changed"
-TOO_SLOW_REASONS = frozenset({"timeout", ROUND_BUDGET})
+# A breaker opened by calls that ran out of time pauses a checker that is slow, not absent.
+TOO_SLOW_REASONS = frozenset({"timeout", ROUND_BUDGET, SLOW_PAUSED})
 UNREACHABLE_REASONS = frozenset(
     {"connection_refused", "connect_error", "connection_closed", "dns_error", "tls_error", "transport_error"}
 )

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from verifier import policy
 from verifier.backends import GateFailure
-from verifier.breaker import UNAVAILABLE
+from verifier.breaker import SLOW_PAUSED, UNAVAILABLE
 from verifier.prompts import OPTION_LABELS
 
 OutcomeName = Literal["passed", "dropped", "unverified", "unchecked"]
@@ -139,7 +139,7 @@ class RoundTally:
             self.second_opinion_changed += bool(second.get("changed"))
         if decision.reason == ROUND_BUDGET:
             self.round_budget += 1
-        if decision.reason == UNAVAILABLE:
+        if decision.reason in (UNAVAILABLE, SLOW_PAUSED):
             self.checker_unavailable += 1
         if decision.reason == MODEL_CHANGED:
             self.model_changed += 1

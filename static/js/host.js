@@ -147,6 +147,7 @@ function render(next) {
     reading.stop();
   }
   $("round-title").textContent = state.title;
+  if (state.phase !== "question" && state.phase !== "reveal") $("picture-unseen").hidden = true;
   renderPhase(state);
   renderTimePanel(state);
   renderWriting(state);
@@ -170,6 +171,12 @@ function renderWriting(state) {
     $("check-status").textContent = state.check_label;
     $("check-status").dataset.status = state.check_status;
   }
+}
+
+// The checker reads a question's words only: a picture question of a checked round says so, as the editor does.
+const CHECKED = new Set(["checked", "partly_unverified", "rejected", "doubtful_kept"]);
+function renderPictureUnseen(state) {
+  $("picture-unseen").hidden = !(state.question?.image && CHECKED.has(state.check_status));
 }
 
 function updateAnswered(message) {
@@ -267,6 +274,7 @@ function renderQuestion(state) {
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
   showPicture($("q-picture"), q.image);
+  renderPictureUnseen(state);
   kindOf(q).hostQuestion(q, $("q-options"));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
@@ -290,6 +298,7 @@ function renderReveal(state) {
   $("r-progress").textContent = progressText(state);
   $("r-text").textContent = q.text;
   showPicture($("r-picture"), q.image);
+  renderPictureUnseen(state);
   kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;
