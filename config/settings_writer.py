@@ -40,6 +40,10 @@ QUIZ_JOB_STALE_SECONDS = env.float("QUIZ_JOB_STALE_SECONDS", default=30)
 # round may take together (the checker's last call budget comes on top). Keep it under CELERY_VISIBILITY_TIMEOUT.
 QUIZ_WRITER_TIMEOUT = env.float("QUIZ_WRITER_TIMEOUT", default=60.0)
 QUIZ_WRITER_JOB_BUDGET = env.float("QUIZ_WRITER_JOB_BUDGET", default=180.0)
+# Once some of the round's questions are ready (a game may be playing them and waiting for the next), a model
+# server that keeps failing (5xx, no connection) is given up after this many seconds rather than retried to the
+# attempt's deadline: the round ends with what it has, and a waiting game ends within seconds, saying why.
+QUIZ_WRITER_GIVE_UP_SECONDS = env.float("QUIZ_WRITER_GIVE_UP_SECONDS", default=5.0)
 QUIZ_WRITER_MAX_TOKENS = env.int("QUIZ_WRITER_MAX_TOKENS", default=16384)
 # One reply's bytes as sent (Server-Sent Events framing included, ~250 bytes a token): 8 MiB holds a full
 # QUIZ_WRITER_MAX_TOKENS reply with room to spare; a longer one ends the attempt, complete questions kept.

@@ -12,7 +12,8 @@ _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "que
                 "deadline", "option_seed", "round__title", "round__check_status",
                 "no_speed_bonus", "reading_seconds", "question_started_at",
                 "teams_mode", "team_talk_seconds",
-                "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
+                "written_live", "round__writing", "round__expected_count", "waiting_since", "end_note",
+                "round__check_counts")  # fmt: skip
 _ROOM_BOOLEANS = ("locked", "no_speed_bonus", "written_live", "round__writing")
 _ROOM_TIMES = ("deadline", "question_started_at", "waiting_since")
 
@@ -45,6 +46,8 @@ def room_row(room_id: int) -> dict:
         room[name] = bool(room[name])
     for name in _ROOM_TIMES:
         room[name] = aware(room[name])
+    counts = Round._meta.get_field("check_counts")
+    room["round__check_counts"] = counts.from_db_value(room["round__check_counts"], None, connection) or {}
     return room
 
 

@@ -21,7 +21,7 @@ from lobby.models import Answer, Player, Room
 from lobby.showing import shown_order
 from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
-from quiz.selectors import round_question_facts, round_question_list
+from quiz.selectors import round_check_label, round_question_facts, round_question_list
 from verifier import conf
 
 
@@ -47,6 +47,9 @@ class Standings:
     time_requests: tuple[int, ...] = ()
     # In a room with teams: id -> (team id, place within the team) for the players in a team.
     teams: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # For the host's check badge (`host_frame` words it in the host's language): the round's check counts, which
+    # grow while a round written as it plays passes its questions.
+    check_counts: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ def host_frame(common: dict, standings: Standings) -> dict:
             line["team"] = standings.teams.get(line["id"], (None, 0))[0]
     frame[EXTRA_TIME] = {str(player_id): percent for player_id, percent in standings.extra_time.items()}
     frame[TIME_REQUESTS] = list(standings.time_requests)
+    frame["check_label"] = round_check_label(status=frame["check_status"], counts=standings.check_counts)
     if "reveal" in frame and standings.results is not None:
         frame["reveal"] = {
             **frame["reveal"],
@@ -166,8 +170,14 @@ def room_picture(*, room_id: int) -> Picture:
     if room["written_live"]:
         # A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits
         # for the next one; `end_note`, why the game ended early ("short", "timeout").
+        # `planned_count`, how many the round will have while it is written (what "Question 1 of 6" counts).
+        writing = room["round__writing"]
+        planned = max(room["round__expected_count"] or 0, room["question_count"]) if writing else room["question_count"]
         snapshot.update(
-            writing=room["round__writing"], waiting=room["waiting_since"] is not None, end_note=room["end_note"]
+            writing=writing,
+            waiting=room["waiting_since"] is not None,
+            end_note=room["end_note"],
+            planned_count=planned,
         )
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
@@ -220,10 +230,21 @@ def room_picture(*, room_id: int) -> Picture:
                 for player_id, option, response, correct, points in answers
             }
             standings = Standings(
-                players=lines, results=results, extra_time=extra_time, time_requests=time_requests, teams=team_places
+                players=lines,
+                results=results,
+                extra_time=extra_time,
+                time_requests=time_requests,
+                teams=team_places,
+                check_counts=room["round__check_counts"],
             )
             return Picture(snapshot=snapshot, standings=standings, crowd=crowd, distribution=distribution)
-    standings = Standings(players=lines, extra_time=extra_time, time_requests=time_requests, teams=team_places)
+    standings = Standings(
+        players=lines,
+        extra_time=extra_time,
+        time_requests=time_requests,
+        teams=team_places,
+        check_counts=room["round__check_counts"],
+    )
     return Picture(snapshot=snapshot, standings=standings, crowd=crowd)
 
 

@@ -88,6 +88,7 @@ def carried(picture: Picture) -> dict | None:
         "extra_time": [[player_id, percent] for player_id, percent in held.extra_time.items()],
         "time_requests": list(held.time_requests),
         "teams": [[player_id, *line] for player_id, line in held.teams.items()],
+        "check_counts": held.check_counts,
     }
 
 
@@ -109,6 +110,7 @@ def take(event: dict) -> None:
                 extra_time=dict(packed["extra_time"]),
                 time_requests=tuple(packed["time_requests"]),
                 teams={player_id: tuple(line) for player_id, *line in packed["teams"]},
+                check_counts=dict(packed.get("check_counts") or {}),
             ),
         ),
     )

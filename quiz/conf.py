@@ -79,6 +79,8 @@ class WriterConfig:
     max_reply_bytes: int
     # Ask for ceil(over_ask × N) with the gate on (quiz/generation/over_ask.py); a job may set it from the data.
     over_ask: float = 1.5
+    # Seconds a failing server is retried once some questions are ready to play (QUIZ_WRITER_GIVE_UP_SECONDS).
+    give_up_seconds: float = 5.0
 
 
 def writer_config() -> WriterConfig:
@@ -91,6 +93,7 @@ def writer_config() -> WriterConfig:
         job_budget=float(setting("QUIZ_WRITER_JOB_BUDGET")),
         max_tokens=int(setting("QUIZ_WRITER_MAX_TOKENS")),
         max_reply_bytes=int(setting("QUIZ_WRITER_MAX_REPLY_BYTES")),
+        give_up_seconds=float(setting("QUIZ_WRITER_GIVE_UP_SECONDS")),
     )
 
 

@@ -242,6 +242,13 @@ class QuestionBlockForm(forms.Form):
         if not any(value.strip() for value in texts) and not data.get("image"):
             self.question = None  # a blank block
             return data
+        if "kind" in self.errors:
+            # A kind the page does not offer (a forged or outdated form): said, never played as another kind.
+            raise ValidationError(
+                _("Unknown kind of question: %(kind)s. Pick one from the list.")
+                % {"kind": str(self.data.get(self.add_prefix("kind"), ""))[:40]},
+                code="unknown_kind",
+            )
         options = [data.get(name, "") for name in OPTION_FIELDS]
         while options and not options[-1].strip():
             options.pop()

@@ -197,6 +197,8 @@ class GenerationJob(models.Model):
     invalid = models.PositiveIntegerField(default=0)
     duplicates = models.PositiveIntegerField(default=0)
     attempt = models.PositiveSmallIntegerField(default=0)
+    # How many times a worker died while running it and another took it over (the host's page says so).
+    takeovers = models.PositiveSmallIntegerField(default=0)
     # Bumped on every stored change, so a page can ignore a snapshot older than the one it shows.
     revision = models.PositiveIntegerField(default=0)
     message = models.CharField(max_length=500, blank=True)

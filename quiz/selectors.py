@@ -3,9 +3,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from quiz.check_labels import check_note
 from quiz.images import image_url
 from quiz.kinds import DEFAULT
-from quiz.models import GenerationJob, Pack, Question, Round, RoundQuestion
+from quiz.models import CheckStatus, GenerationJob, Pack, Question, Round, RoundQuestion
 
 
 def round_question_list(*, round_id: int) -> list[Question]:
@@ -134,6 +135,7 @@ def generation_snapshot(job: GenerationJob) -> dict[str, Any]:
         "invalid": job.invalid,
         "duplicates": job.duplicates,
         "attempt": job.attempt,
+        "takeovers": job.takeovers,
         "gated": job.gated,
         "message": job.message,
         "round_id": job.round_id,
@@ -150,3 +152,8 @@ def generation_round_questions(*, job: GenerationJob) -> list[tuple[Question, st
     marks = job.question_marks or {}
     entries = Round.objects.get(pk=job.round_id).entries.select_related("question")
     return [(entry.question, marks.get(str(entry.question_id), "unchecked")) for entry in entries]
+
+
+def round_check_label(*, status: str, counts: dict) -> str:
+    """What the host's screens say about how a round was checked (Round.check_label), in the active language."""
+    return check_note(counts) or str(CheckStatus(status).label if status in CheckStatus.values else status)

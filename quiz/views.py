@@ -22,6 +22,7 @@ from quiz.host_rounds import (
     host_round_save,
     host_round_summaries,
 )
+from quiz.kinds import KINDS
 from quiz.models import Pack, Round
 from quiz.selectors import pack_list
 from quiz.services import round_create_for_host, round_create_from_pack
@@ -111,6 +112,7 @@ def _round_editor(request: HttpRequest, *, round_: Round | None) -> HttpResponse
         "question_count": len(questions),
         "max_questions": MAX_EDITOR_QUESTIONS,
         "csv_columns": importing.CSV_COLUMNS,
+        "kinds": list(KINDS.values()),
         "checker_on": gate_enabled(),
         "checked_count": sum(1 for _, mark in entries if mark is not None),
     }
@@ -178,6 +180,7 @@ def round_import(request: HttpRequest) -> HttpResponse:
             "result": result,
             "saved": saved,
             "csv_columns": importing.CSV_COLUMNS,
+            "kinds": list(KINDS.values()),
             "checker_on": gate_enabled(),
         },
     )

@@ -31,7 +31,7 @@ from django.core.cache.backends.locmem import LocMemCache
 
 from verifier import conf
 from verifier.backends.base import GateFailure
-from verifier.causes import UNAVAILABLE
+from verifier.causes import SLOW_PAUSED, UNAVAILABLE
 from verifier.conf import GateConfig
 from verifier.registry import gate_enabled
 
@@ -182,6 +182,10 @@ class Breaker:
         if permit.probe:
             self.cache.delete(self._k("probe"))
 
+    def last_reason(self) -> str:
+        """The reason of the last call that found the checker unavailable ("timeout", "connection_refused"...)."""
+        return str(self.cache.get(self._k("last_reason")) or "")
+
     def reset(self) -> None:
         """Forget everything: closed, no run of failures, no last failure."""
         names = ("opened_at", "failures", "probe", "last_reason", "last_failure_at")
@@ -224,7 +228,10 @@ class Breaker:
         )
 
 
-def unavailable_failure(backend: str, model_id: str) -> GateFailure:
+def unavailable_failure(backend: str, model_id: str, *, last_reason: str = "") -> GateFailure:
+    """Why a call was not sent: the checker is paused; too slow when the calls that paused it ran out of time."""
+    if last_reason == "timeout":
+        return GateFailure(SLOW_PAUSED, f"the checker ({backend} {model_id}) is too slow: paused, not called")
     return GateFailure(UNAVAILABLE, f"the checker ({backend} {model_id}) is unavailable: not called")
 
 
@@ -250,6 +257,7 @@ class BreakerGuard:
         self._record = _off_the_loop(breaker.record, direct=self._direct)
         self._release = _off_the_loop(breaker.release, direct=self._direct)
         self._trip = _off_the_loop(breaker.trip, direct=self._direct)
+        self._last_reason = _off_the_loop(breaker.last_reason, direct=self._direct)
         self._pending: set[asyncio.Task[Any]] = set()
         self._batch = min(breaker.threshold, batch) if batch > 0 else breaker.threshold
         self._sealed = sealed or (lambda: True)
@@ -257,6 +265,7 @@ class BreakerGuard:
         self._in_flight = 0
         self._run = 0
         self._given_up = False
+        self._reason = ""  # the last unavailable failure's reason in this round
         self._changed = asyncio.Event()
 
     async def admit(self) -> Permit:
@@ -264,13 +273,14 @@ class BreakerGuard:
             await self._changed.wait()
         if self._given_up:
             raise GateFailure(
-                UNAVAILABLE,
+                SLOW_PAUSED if self._reason == "timeout" else UNAVAILABLE,
                 f"the checker ({self.breaker.backend} {self.breaker.model_id}) failed {self._run} calls in a row "
-                "in this round: not called",
+                f"in this round ({self._reason}): not called",
             )
         permit = await self._allow()
         if permit is None:
-            raise unavailable_failure(self.breaker.backend, self.breaker.model_id)
+            last = self._reason or await self._last_reason()
+            raise unavailable_failure(self.breaker.backend, self.breaker.model_id, last_reason=last)
         self._in_flight += 1
         return permit
 
@@ -278,6 +288,7 @@ class BreakerGuard:
         tripped = False
         if failure is not None and means_unavailable(failure):
             self._run += 1
+            self._reason = failure.reason
             if self._run >= self._batch and not self._sealed() and not self._given_up:
                 self._given_up = tripped = True
         else:

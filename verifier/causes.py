@@ -3,9 +3,10 @@ vocabulary every page, label and export says it with (quiz/check_labels.py puts 
 
     passed         the checker answered and the question passed
     rejected       the checker answered and scored it below the threshold (it did not fail: it said no)
-    too_slow       no answer in time (a call cut at VERIFIER_TIMEOUT, or the round's budget spent)
+    too_slow       no answer in time (a call cut at VERIFIER_TIMEOUT, the round's budget spent, or the breaker
+                   resting a checker whose calls ran out of time)
     unreachable    no connection to the checker (refused, reset, DNS, TLS)
-    paused         the circuit breaker rests the checker after failures in a row
+    paused         the circuit breaker rests the checker after failures in a row (refused or lost connections, 5xx)
     model_changed  the server now serves another model than the one the threshold was set for
     unusable       the checker answered, but with nothing to score (no logprobs, no yes/no, a bad report ...)
     not_checked    no checker was asked (the gate is off, or the question was never sent)
@@ -14,6 +15,9 @@ vocabulary every page, label and export says it with (quiz/check_labels.py puts 
 # The reasons these causes are read from, named here so this vocabulary imports nothing (it is pure, like the
 # figures that read it): verifier/breaker.py and verifier/decisions.py take them from here.
 UNAVAILABLE = "checker_unavailable"  # the breaker is open: the question was not sent
+# Not called either, the breaker being open, but opened by calls that ran out of time: a steadily slow checker is
+# said to be too slow and counted in the slow-checker warning, not called unavailable.
+SLOW_PAUSED = "checker_slow_paused"
 ROUND_BUDGET = "round_budget"  # the round's call budget was spent before the checker answered
 
 PASSED = "passed"
@@ -30,7 +34,8 @@ UNVERIFIED_CAUSES = (TOO_SLOW, UNREACHABLE, PAUSED, MODEL_CHANGED, UNUSABLE)
 
 # A verdict's reason when the served model is not the one pinned (the gate's reason string).
 MODEL_CHANGED_REASON = "model_changed"
-TOO_SLOW_REASONS = frozenset({"timeout", ROUND_BUDGET})
+# A breaker opened by calls that ran out of time pauses a checker that is slow, not absent.
+TOO_SLOW_REASONS = frozenset({"timeout", ROUND_BUDGET, SLOW_PAUSED})
 UNREACHABLE_REASONS = frozenset(
     {"connection_refused", "connect_error", "connection_closed", "dns_error", "tls_error", "transport_error"}
 )

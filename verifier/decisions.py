@@ -6,8 +6,11 @@ from typing import Any, Literal
 
 from verifier import policy
 from verifier.backends import GateFailure
-from verifier.breaker import UNAVAILABLE
-from verifier.causes import ROUND_BUDGET  # a question the checker had not answered one call budget after writing
+from verifier.causes import (
+    ROUND_BUDGET,
+    SLOW_PAUSED,
+    UNAVAILABLE,
+)  # ROUND_BUDGET: a question the checker had not answered one call budget after writing
 from verifier.prompts import OPTION_LABELS
 
 OutcomeName = Literal["passed", "dropped", "unverified", "unchecked"]
@@ -138,7 +141,7 @@ class RoundTally:
             self.second_opinion_changed += bool(second.get("changed"))
         if decision.reason == ROUND_BUDGET:
             self.round_budget += 1
-        if decision.reason == UNAVAILABLE:
+        if decision.reason in (UNAVAILABLE, SLOW_PAUSED):
             self.checker_unavailable += 1
         if decision.reason == MODEL_CHANGED:
             self.model_changed += 1

@@ -118,7 +118,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
     started = await sync_to_async(_job_start)(job_id=job_id)
     if started is None:
         return None
-    spec, config, gate, already = started
+    spec, config, gate, already, progress = started
     # Candidate key -> the question stored for it, for what this run published while writing.
     published: dict[str, int] = {}
     publish = sync_to_async(publishing.job_publish)
@@ -144,6 +144,7 @@ async def generation_run_async(*, job_id: int) -> WriteOutcome | None:
         source_limit=conf.source_max_chars(),
         publish=publish_ready,
         already=already,
+        progress=progress,
     )
     heartbeat = asyncio.create_task(job_heartbeat(job_id))
     began = time.monotonic()
@@ -194,7 +195,10 @@ def jobs_requeue_stale() -> list[int]:
     stale = GenerationJob.objects.filter(status=GenerationStatus.RUNNING, updated_at__lt=cutoff)
     for job_id, updated_at in list(stale.values_list("pk", "updated_at")):
         if GenerationJob.objects.filter(pk=job_id, status=GenerationStatus.RUNNING, updated_at=updated_at).update(
-            status=GenerationStatus.QUEUED, revision=F("revision") + 1, updated_at=timezone.now()
+            status=GenerationStatus.QUEUED,
+            takeovers=F("takeovers") + 1,
+            revision=F("revision") + 1,
+            updated_at=timezone.now(),
         ):
             logger.warning("generation %s: its worker went away; queued again for another worker", job_id)
             job_broadcast(job_id)
@@ -202,7 +206,7 @@ def jobs_requeue_stale() -> list[int]:
     return requeued
 
 
-def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list[str]] | None:
+def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list[str], WriterProgress] | None:
     job = GenerationJob.objects.filter(pk=job_id).first()
     if job is None:
         return None
@@ -225,6 +229,7 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
         gated=gate.enabled,
         checker_model_id=gate.config.model_id if gate.enabled else "",
         over_ask=config.over_ask if gate.enabled else None,
+        takeovers=F("takeovers") + (1 if takeover else 0),
         revision=F("revision") + 1,
         updated_at=timezone.now(),
     )
@@ -252,7 +257,18 @@ def _job_start(*, job_id: int) -> tuple[RoundSpec, conf.WriterConfig, Gate, list
         # A kind no longer in the registry is left out; none left, the default.
         kinds=tuple(name for name in KINDS if name in job.kinds) or (DEFAULT,),
     )
-    return spec, config, gate, already
+    # The host's page counts on from what a dead run had counted (never backwards): the new run adds to it.
+    progress = WriterProgress(
+        asked=job.asked,
+        written=job.written,
+        checked=job.checked,
+        dropped=job.dropped,
+        invalid=job.invalid,
+        duplicates=job.duplicates,
+        attempt=job.attempt,
+        problems=list(job.problems or []),
+    )
+    return spec, config, gate, already, progress
 
 
 def _job_progress_save_for(job_id: int):

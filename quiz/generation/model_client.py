@@ -85,6 +85,9 @@ class ModelClient:
         self.calls: list[CallTokens] = []
         # The model id the server says is writing (each streamed chunk's `model`).
         self.served_model = ""
+        # Set once questions are ready to play (a game may be waiting for the next): a server failing this many
+        # seconds in a row is given up then, not retried to the attempt's deadline. None: to the deadline.
+        self.give_up_after: float | None = None
         self._client = client or openai.AsyncOpenAI(
             # Local servers (vLLM, Ollama, llama.cpp) take any key; the SDK insists on one.
             api_key=config.api_key or "no-key",
@@ -151,6 +154,7 @@ class ModelClient:
     async def _open(self, messages: list[dict[str, str]], deadline: float) -> Any:
         loop = asyncio.get_running_loop()
         delay = BACKOFF_FIRST
+        failing_since: float | None = None
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -184,6 +188,13 @@ class ModelClient:
                     raise WriterError(f"The model server answered {status}: {str(error)[:200]}") from error
                 wait = min(_retry_after(error) or delay, BACKOFF_MAX)
                 logger.info("writer: %s; retrying in %.1fs", status or type(error).__name__, wait)
+                failing_since = loop.time() if failing_since is None else failing_since
+                if self._gives_up(error, failed_for=loop.time() + wait - failing_since):
+                    raise WriterError(
+                        f"The model server kept failing ({status or 'no connection'}) for "
+                        f"{loop.time() - failing_since:.0f} seconds after some questions were ready; the round "
+                        "ends with those."
+                    ) from error
                 if deadline - loop.time() <= wait:
                     if isinstance(error, TimeoutError | openai.APITimeoutError):
                         # Slow, not failing: the attempt is cut at its deadline like a slow stream.
@@ -194,6 +205,14 @@ class ModelClient:
                     ) from error
                 await asyncio.sleep(wait)
                 delay = min(delay * 2, BACKOFF_MAX)
+
+    def _gives_up(self, error: BaseException, *, failed_for: float) -> bool:
+        """A failing server (5xx, no connection; not one asking to wait, 429, nor a slow one) past `give_up_after`."""
+        if self.give_up_after is None or isinstance(error, TimeoutError | openai.APITimeoutError):
+            return False
+        if isinstance(error, openai.APIStatusError) and error.status_code == 429:
+            return False
+        return failed_for > self.give_up_after
 
     async def stream_text(self, messages: list[dict[str, str]], *, deadline: float) -> AsyncIterator[str]:
         """The reply's text; `deadline` (the event loop's clock) bounds opening it, retries included."""

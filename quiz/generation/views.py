@@ -48,14 +48,32 @@ def _page_language() -> str:
     return active if active in LANGUAGES else "en"
 
 
+def _language_choices() -> list[tuple[str, str]]:
+    """The languages a round can be written in, each named in the page's language (Django's own names)."""
+    return [(code, str(translation.get_language_info(code)["name_translated"])) for code in LANGUAGES]
+
+
+# The difficulties, in the page's language (the model is told the key, in English).
+DIFFICULTY_LABELS = {"easy": gettext_lazy("Easy"), "medium": gettext_lazy("Medium"), "hard": gettext_lazy("Hard")}
+
+
 class GenerateForm(forms.Form):
     topic = forms.CharField(
-        max_length=MAX_TOPIC, required=False, help_text="What the round is about, e.g. “Birds of Europe”."
+        label=gettext_lazy("Topic"),
+        max_length=MAX_TOPIC,
+        required=False,
+        help_text=gettext_lazy("What the round is about, e.g. “Birds of Europe”."),
     )
-    count = forms.IntegerField(label="Questions", min_value=MIN_COUNT, max_value=MAX_COUNT, initial=10)
-    difficulty = forms.ChoiceField(choices=[(key, key.capitalize()) for key in DIFFICULTIES], initial="medium")
+    count = forms.IntegerField(label=gettext_lazy("Questions"), min_value=MIN_COUNT, max_value=MAX_COUNT, initial=10)
+    difficulty = forms.ChoiceField(
+        label=gettext_lazy("Difficulty"),
+        choices=[(key, DIFFICULTY_LABELS.get(key, key)) for key in DIFFICULTIES],
+        initial="medium",
+    )
     # The page's language unless the host picks another.
-    language = forms.ChoiceField(choices=list(LANGUAGES.items()), initial=_page_language)
+    language = forms.ChoiceField(
+        label=gettext_lazy("Language of the questions"), choices=_language_choices, initial=_page_language
+    )
     # Every kind the registry has, each by its label in the page's language; the writer mixes those ticked.
     kinds = forms.MultipleChoiceField(
         label=gettext_lazy("Question kinds"),
@@ -68,12 +86,16 @@ class GenerateForm(forms.Form):
     # one without it (from a script, or a page from before kinds) writes the default kind.
     kinds_shown = forms.CharField(required=False, initial="1", widget=forms.HiddenInput)
     source_text = forms.CharField(
-        label="Source text (optional)",
+        label=gettext_lazy("Source text (optional)"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
-        help_text="Paste a text to ask questions only about it (up to 50,000 characters).",
+        help_text=gettext_lazy("Paste a text to ask questions only about it (up to 50,000 characters)."),
     )
-    source_file = forms.FileField(label="…or upload one (optional)", required=False, help_text=".txt, .md or .pdf")
+    source_file = forms.FileField(
+        label=gettext_lazy("…or upload one (optional)"),
+        required=False,
+        help_text=gettext_lazy("A .txt, .md or .pdf file"),
+    )
 
     def clean(self) -> dict:
         data = super().clean()
@@ -94,7 +116,10 @@ class GenerateForm(forms.Form):
                 return data
         limit = conf.source_max_chars()
         if len(data.get("source_text") or "") > limit:
-            self.add_error(None, f"The source text is longer than {limit:,} characters; shorten it.")
+            self.add_error(
+                None,
+                _("The source text is longer than %(limit)s characters; shorten it.") % {"limit": f"{limit:,}"},
+            )
         if not (data.get("topic") or "").strip() and not (data.get("source_text") or "").strip():
             self.add_error("topic", _("Give a topic, or a source text to ground the round in."))
         return data
@@ -166,6 +191,9 @@ def generate_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         # How many questions the round holds (fewer than asked when the writer came up short).
         "held": len(questions),
         "slow_checker": slow_checker_warning(slow_checker()) if job.gated else "",
+        # In the page's language: "Mittel · Deutsch", not "Medium · de".
+        "difficulty_label": DIFFICULTY_LABELS.get(job.difficulty, job.difficulty),
+        "language_name": dict(_language_choices()).get(job.language, job.language),
     }
     if job.kind == JobKind.CHECK:
         context["checked"] = _checked_questions(job)

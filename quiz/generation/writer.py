@@ -86,15 +86,16 @@ class RoundWriter:
         client: Any = None,
         publish: Publish | None = None,
         already: list[str] | None = None,
+        progress: WriterProgress | None = None,
     ) -> None:
-        """`already`: the texts of questions a run before this one published (a job taken over from a worker that
-        died): repeats of them are dropped, and the prompt asks for others."""
+        """`already`, `progress`: what a run before this one (its worker died) published and counted: repeats of
+        those are dropped, the prompt asks for others, and this run counts on."""
         self.spec = spec
         self.config = config
         self.gate = gate
         self.gated = gate.enabled
         self.source_limit = source_limit
-        self.progress = WriterProgress()
+        self.progress = progress.copy() if progress is not None else WriterProgress()
         self.candidates: list[Candidate] = []
         self.timeline = Timeline()
         self.cancelled = False
@@ -162,7 +163,7 @@ class RoundWriter:
                 survivors = self._survivors()
                 if self.cancelled or self.error or len(survivors) >= self.spec.count:
                     break
-                if self.progress.attempt >= self.config.max_attempts:
+                if len(self.attempts) >= self.config.max_attempts:
                     break
                 if facts.by_budget and facts.timed_out:
                     # Cut by the job's budget rather than its own deadline: nothing is left for another attempt.
@@ -321,6 +322,8 @@ class RoundWriter:
                 return
             if not self.timeline.first_ready:
                 self.timeline.first_ready = time.monotonic()
+            if self._model is not None:  # a game may play these now: a failing server is not retried for long
+                self._model.give_up_after = self.config.give_up_seconds
             if self._publish is not None:
                 await self._publish(fresh)
 

@@ -146,6 +146,10 @@ class Kind:
     name = ""
     # What the editor and the review queue call it.
     label = ""
+    # What a host writes for one (the editor's hint and the import page's help list each kind's), and what the
+    # CSV's `correct` cell holds for it.
+    rule: Any = ""
+    csv_correct: Any = ""
     # Does a right answer score (a poll's does not, and does not break a streak either)?
     scored = True
     # Are its options shown in the room's own shuffled order (lobby.machine.option_order)?

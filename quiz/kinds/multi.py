@@ -47,6 +47,8 @@ def multi_credit(*, picked: set[int], right: set[int], options: int) -> float:
 class Multi(Kind):
     name = "multi"
     label = gettext_lazy("Several right options")
+    rule = gettext_lazy("2 to 6 options, one or more of them marked right.")
+    csv_correct = gettext_lazy("the letters of every right option, e.g. A C")
     answer_field = "correct_many"
     writer_noun = "multiple-choice questions with several right options"
     writer_hint = (
@@ -59,11 +61,13 @@ class Multi(Kind):
         options = clean_options(raw.get("options"))
         marked = raw.get("correct_indexes")
         if not isinstance(marked, list | tuple) or not marked:
-            raise InvalidQuestion(_("correct_indexes must list the right options (at least one)"))
+            raise InvalidQuestion(_("mark at least one option as right"))
         if not all(whole_number(i) and 0 <= i < len(options) for i in marked):
-            raise InvalidQuestion(_("correct_indexes points past the %(count)s options") % {"count": len(options)})
+            raise InvalidQuestion(
+                _("an option marked right points past the %(count)s options") % {"count": len(options)}
+            )
         if len(set(marked)) != len(marked):
-            raise InvalidQuestion(_("correct_indexes names an option twice"))
+            raise InvalidQuestion(_("an option is marked right twice"))
         if len(marked) == len(options):
             raise InvalidQuestion(_("at least one option must be wrong (else ticking every option would be right)"))
         return Shape(options=options, key={"correct_indexes": sorted(marked)})

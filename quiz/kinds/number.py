@@ -52,6 +52,11 @@ def _cell_number(cell: Any) -> Any:
 class Number(Kind):
     name = "number"
     label = gettext_lazy("A number")
+    rule = gettext_lazy(
+        "The right number, how far off still counts as right, and the lowest and highest a player can give; "
+        "a unit if you like."
+    )
+    csv_correct = gettext_lazy("the right number (and the columns tolerance, min, max and unit)")
     uses_options = False
     answer_field = "value"
     shuffled = False

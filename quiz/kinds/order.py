@@ -35,6 +35,8 @@ def never_in_order(order: tuple[int, ...]) -> tuple[int, ...]:
 class Order(Kind):
     name = "order"
     label = gettext_lazy("Put in order")
+    rule = gettext_lazy("3 to 6 items, written in their right order; players see them shuffled.")
+    csv_correct = gettext_lazy("empty (the options are the items, in their right order)")
     tallied = False
     writer_noun = "put-in-order questions"
     writer_hint = (

@@ -13,6 +13,8 @@ from quiz.kinds.single import chosen_option
 class Poll(Kind):
     name = "poll"
     label = gettext_lazy("Poll (no right answer)")
+    rule = gettext_lazy("2 to 6 options, none of them right: it asks for opinions and scores nothing.")
+    csv_correct = gettext_lazy("empty")
     scored = False
     writer_noun = "polls (no right answer)"
     writer_hint = (

@@ -58,6 +58,8 @@ def chosen_option(given: Mapping[str, Any], option_count: int) -> int:
 class Single(Kind):
     name = "single"
     label = gettext_lazy("One right option")
+    rule = gettext_lazy("2 to 6 options, exactly one marked right.")
+    csv_correct = gettext_lazy("the letter of the right option, A to F (or its number, 1 to 6)")
     answer_field = "correct"
     writer_noun = "multiple-choice questions"
     writer_hint = (

@@ -17,6 +17,8 @@ TRUE, FALSE = 0, 1
 class TrueFalse(Kind):
     name = "true_false"
     label = gettext_lazy("True or false")
+    rule = gettext_lazy("A statement, marked true or false; no options.")
+    csv_correct = gettext_lazy("true or false")
     uses_options = False
     answer_field = "truth"
     shuffled = False

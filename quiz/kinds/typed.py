@@ -52,6 +52,8 @@ def typed_matches(typed: str, accepted: Sequence[str]) -> bool:
 class Typed(Kind):
     name = "typed"
     label = gettext_lazy("Type the answer")
+    rule = gettext_lazy("No options: the accepted answers, the usual one first (up to 10).")
+    csv_correct = gettext_lazy("the accepted answers, separated by |")
     uses_options = False
     answer_field = "answers"
     shuffled = False

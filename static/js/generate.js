@@ -24,6 +24,8 @@ function show(job) {
   const label = job.kind === "check" && job.status === "running" ? gettext("Checking") : labels[job.status];
   setField("status_label", label || job.status);
   for (const node of root.querySelectorAll('[data-show="gated"]')) node.hidden = !job.gated;
+  // A worker died while writing and another took the job over: it counts on, and says so.
+  for (const node of root.querySelectorAll('[data-show="takeover"]')) node.hidden = !(job.takeovers > 0);
   // Questions ready to play while the rest is still being written: the room can open with the first.
   const ready = root.querySelector('[data-show="ready"]');
   if (ready) {

@@ -1,4 +1,4 @@
-import { Countdown, Reading, ordinal, progressText, renderBoard, renderTeamBoard, roomSocket, teamName } from "./room.js";
+import { Countdown, Reading, endNote, ordinal, progressText, renderBoard, renderTeamBoard, roomSocket, teamName } from "./room.js";
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { kindOf } from "./kinds.js";
@@ -147,6 +147,7 @@ function render(next) {
     reading.stop();
   }
   $("round-title").textContent = state.title;
+  if (state.phase !== "question" && state.phase !== "reveal") $("picture-unseen").hidden = true;
   renderPhase(state);
   renderTimePanel(state);
   renderWriting(state);
@@ -157,18 +158,25 @@ function render(next) {
 function renderWriting(state) {
   const note = $("writing-note");
   const n = state.question_count;
-  let text = "";
-  if (state.end_note === "short" && state.phase === "finished") {
-    text = interpolate(ngettext("The round ended early: its writing stopped after %s question.", "The round ended early: its writing stopped after %s questions.", n), [n]);
-  } else if (state.end_note === "timeout" && state.phase === "finished") {
-    text = interpolate(ngettext("The next question was not ready in time: the game ended after %s question.", "The next question was not ready in time: the game ended after %s questions.", n), [n]);
-  } else if (state.waiting) {
+  let text = endNote(state);
+  if (!text && state.waiting) {
     text = interpolate(gettext("Next question is still being checked… (%s ready)"), [n]);
-  } else if (state.writing && state.phase !== "finished") {
+  } else if (!text && state.writing && state.phase !== "finished") {
     text = interpolate(ngettext("%s question ready, more are being checked", "%s questions ready, more are being checked", n), [n]);
   }
   note.textContent = text;
   note.hidden = !text;
+  // The round's check grows as its questions pass: the badge says what it is now, not when the room opened.
+  if (state.check_label) {
+    $("check-status").textContent = state.check_label;
+    $("check-status").dataset.status = state.check_status;
+  }
+}
+
+// The checker reads a question's words only: a picture question of a checked round says so, as the editor does.
+const CHECKED = new Set(["checked", "partly_unverified", "rejected", "doubtful_kept"]);
+function renderPictureUnseen(state) {
+  $("picture-unseen").hidden = !(state.question?.image && CHECKED.has(state.check_status));
 }
 
 function updateAnswered(message) {
@@ -266,6 +274,7 @@ function renderQuestion(state) {
   $("q-progress").textContent = progressText(state);
   $("q-text").textContent = q.text;
   showPicture($("q-picture"), q.image);
+  renderPictureUnseen(state);
   kindOf(q).hostQuestion(q, $("q-options"));
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
@@ -289,6 +298,7 @@ function renderReveal(state) {
   $("r-progress").textContent = progressText(state);
   $("r-text").textContent = q.text;
   showPicture($("r-picture"), q.image);
+  renderPictureUnseen(state);
   kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;

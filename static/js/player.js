@@ -1,4 +1,4 @@
-import { Countdown, Reading, optionContent, ordinal, progressText, roomSocket, teamName } from "./room.js";
+import { Countdown, Reading, endNote, optionContent, ordinal, progressText, roomSocket, teamName } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { choices, kindOf } from "./kinds.js";
@@ -177,6 +177,16 @@ function render(next) {
   }
   renderMyTime(state);
   renderPhase(state);
+  renderWriting(state);
+}
+
+// A round written while it plays: the wait for its next question, and why the game ended early.
+function renderWriting(state) {
+  const note = $("writing-note");
+  let text = endNote(state);
+  if (!text && state.waiting && state.phase === "leaderboard") text = gettext("The next question is still being written…");
+  note.textContent = text;
+  note.hidden = !text;
 }
 
 // The player's own time: extra time the host gave them, or their request still waiting for the host.

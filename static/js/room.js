@@ -145,8 +145,23 @@ export class Reading {
   }
 }
 
+// A round written while it plays counts the questions planned ("1 of 6"), not those ready so far.
 export function progressText(state) {
-  return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count: state.question_count }, true);
+  const count = state.planned_count ?? state.question_count;
+  return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count }, true);
+}
+
+// Why a game on a round written while it plays ended early (host and phones alike); "" when it did not.
+export function endNote(state) {
+  const n = state.question_count;
+  if (state.phase !== "finished") return "";
+  if (state.end_note === "short") {
+    return interpolate(ngettext("The round ended early: its writing stopped after %s question.", "The round ended early: its writing stopped after %s questions.", n), [n]);
+  }
+  if (state.end_note === "timeout") {
+    return interpolate(ngettext("The next question was not ready in time: the game ended after %s question.", "The next question was not ready in time: the game ended after %s questions.", n), [n]);
+  }
+  return "";
 }
 
 // The leaderboard's first `limit` places. With the ranks before the last question (player id -> rank), each row

@@ -17,7 +17,7 @@ from lobby import services
 from lobby.tokens import HOST_TOKENS, host_token
 from quiz.models import Round
 from quiz.validation import QuestionData
-from tests.browser.page_checks import check_host_layout
+from tests.browser.page_checks import check_host_layout, check_page
 from tests.factories import RoomFactory, RoundFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -232,3 +232,41 @@ def test_the_team_lobby_board_and_podium_hold_their_layout_in_three_languages_an
     page.locator("#next-btn").click()
     expect(page.locator("#podium li")).to_have_count(3)
     _each_size(page, f"{language}-team-podium")
+
+
+# The pages that make a round, in each language: their words (labels, choices, hints) and their layout.
+MAKING = {
+    "en": {"labels": ["Topic", "Questions", "Difficulty", "Language of the questions"], "medium": "Medium",
+           "single": "2 to 6 options, exactly one marked right."},
+    "de": {"labels": ["Thema", "Fragen", "Schwierigkeit", "Sprache der Fragen"], "medium": "Mittel",
+           "single": "2 bis 6 Antworten, genau eine als richtig markiert."},
+    "es": {"labels": ["Tema", "Preguntas", "Dificultad", "Idioma de las preguntas"], "medium": "Media",
+           "single": "De 2 a 6 opciones, exactamente una marcada como correcta."},
+}  # fmt: skip
+ENGLISH_ON_THE_FORM = ["Topic", "Difficulty", "Medium", "Source text", "or upload one", "exactly one marked right"]
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+def test_the_generate_and_import_pages_speak_the_hosts_language_and_hold_their_layout(
+    live_url, browser, settings, language
+):
+    settings.OPENAI_API_KEY = "test-key"
+    settings.QUIZ_WRITER_MODEL = "writer-2025-01-01"
+    words = MAKING[language]
+    page = browser.new_context(locale=language, viewport={"width": 1366, "height": 768}).new_page()
+    page.goto(f"{live_url}/rounds/generate/")
+    for label in words["labels"]:
+        expect(page.get_by_label(label, exact=True)).to_be_visible()
+    expect(page.get_by_label(words["labels"][2], exact=True).locator("option:checked")).to_have_text(words["medium"])
+    check_page(page, f"generate-{language}", scrolls=True)
+    page.goto(f"{live_url}/rounds/import/")
+    rules = page.locator(".kind-rules > li")
+    expect(rules).to_have_count(7)
+    expect(rules.first).to_contain_text(words["single"])
+    check_page(page, f"import-{language}", scrolls=True)
+    if language != "en":
+        for url in ("/rounds/generate/", "/rounds/import/"):
+            page.goto(f"{live_url}{url}")
+            shown = page.locator("main").inner_text()
+            for english in ENGLISH_ON_THE_FORM:
+                assert english not in shown, (language, url, english)

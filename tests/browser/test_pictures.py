@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from lobby import services
 from lobby.tokens import HOST_TOKENS, host_token
 from quiz.images import image_from_bytes
-from quiz.models import Provenance
+from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create
 from quiz.validation import QuestionData
 from tests.browser.page_checks import check_host_layout
@@ -56,7 +56,8 @@ def _room_with_a_picture():
         image=image_from_bytes(_flag(), alt=ALT),
     )
     question = question_create(data=data, provenance=Provenance.HOST)
-    round_ = RoundFactory(title="Flags", questions=[question])
+    # Checked by the gate, which reads the words only: the host screen says the picture was not checked.
+    round_ = RoundFactory(title="Flags", questions=[question], check_status=CheckStatus.CHECKED)
     room = RoomFactory(round=round_, timer_seconds=120)
     session = SessionStore()
     session[HOST_TOKENS] = {room.code: host_token(room_code=room.code)}
@@ -107,6 +108,8 @@ def test_the_picture_is_on_the_host_screen_and_the_phone_with_its_alt_text(live_
     page.locator("#start-btn").click()
     expect(page.locator("#q-text")).to_have_text("Which country's flag is this?")
     _picture_drawn(page, "#q-picture")
+    expect(page.locator("#picture-unseen")).to_be_visible()
+    expect(page.locator("#picture-unseen")).to_have_text("checked without its picture")
     _each_size(page, "question")
 
     expect(phone.locator("#q-text")).to_have_text("Which country's flag is this?")

@@ -183,3 +183,22 @@ def test_a_short_round_the_checker_rejected_entirely_says_both(gate_on, client, 
     assert "This round has 7 usable questions of the 10 you asked for." in page
     assert page.split('data-field="held">', 1)[1].split("</span>", 1)[0] == "7 questions of the 10 asked"
     assert "checked: all 7 questions were rejected by the checker" in page
+
+
+def test_a_steadily_slow_checker_is_still_called_too_slow_once_the_breaker_pauses_it(
+    gate_on, client, started_jobs, settings
+):
+    settings.VERIFIER_TIMEOUT = 0.5
+    settings.VERIFIER_BREAKER_FAILURES = 2  # two calls out of time in a row pause the checker
+    gate_on.script.latency = HANG
+    job = write_round(client, 6)
+    reasons = list(Verdict.objects.values_list("reason", flat=True))
+    # Some were paused without a call: the breaker opened on the timeouts.
+    assert "timeout" in reasons and len(set(reasons)) > 1, reasons
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "checked: 6 not verified: checker too slow" in page
+    assert "paused" not in page and "unreachable" not in page
+    # Counted in the slow-checker warning: every one of them (the paused ones too) was the checker being slow.
+    assert f"The checker has been too slow: {len(reasons)} of its last {len(reasons)} checks ran out of time" in page
+    editor = client.get(f"/rounds/{job.round_id}/edit/").content.decode()
+    assert [block.count('data-cause="too_slow"') for _, block in verdict_blocks(editor)] == [1] * 6

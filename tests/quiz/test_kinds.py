@@ -75,7 +75,7 @@ def test_a_round_file_from_before_kinds_reads_as_single_choice():
         ({"kind": "multi", "question": "Q?", "options": ["a", "b"], "correct_indexes": [0, 2]}, "points past"),
         (
             {"kind": "multi", "question": "Q?", "options": ["a", "b"], "correct_indexes": [1, 1]},
-            "names an option twice",
+            "an option is marked right twice",
         ),
         ({"kind": "typed", "question": "Q?", "answers": []}, "list of accepted answers"),
         ({"kind": "typed", "question": "Q?", "answers": ["?!"]}, "no letters or digits"),

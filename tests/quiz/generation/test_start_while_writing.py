@@ -20,6 +20,7 @@ from lobby.machine import Action, Phase, Position
 from lobby.models import Room
 from lobby.services import game_act, room_create, writing_tick
 from quiz.exceptions import QuizError
+from quiz.generation import jobs
 from quiz.generation.jobs import generation_job_create, generation_run, jobs_requeue_stale
 from quiz.generation.model_client import ModelClient
 from quiz.host_rounds import host_round_save
@@ -285,3 +286,106 @@ def test_a_fresh_job_writes_the_whole_round_whatever_questions_wait_outside_roun
     job.refresh_from_db()
     assert job.round.entries.count() == 3 and writer.asked() == [3]
     assert data["question"] not in writer.user_prompt(0)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_writer_whose_server_fails_mid_round_ends_the_wait_well_under_the_attempts_deadline(
+    writer, sockets, host_socket, game_clock, monkeypatch, settings
+):
+    # The old wait: a failing server was retried for the attempt's whole deadline (and the room waited as long).
+    settings.QUIZ_WRITER_TIMEOUT = settings.ROOM_WRITING_WAIT_SECONDS = old_wait = 60.0
+    settings.QUIZ_WRITER_JOB_BUDGET = 180.0
+    # The first attempt writes 3 of the 6 asked; then the model server answers 500 to every request, from the
+    # moment the game waits at its third leaderboard.
+    writer.writer.turns = [Turn(questions=[good_question(0, i) for i in (1, 2, 3)])]
+    writer.writer.default = Turn(status=500)
+    release = threading.Event()
+    original = ModelClient.stream_text
+    calls = 0
+
+    # The model's stream (the writer's one way to its server) holds its second call until the game waits.
+    async def stream_text(self, messages, *, deadline):
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            await asyncio.to_thread(release.wait, 30)
+        async with contextlib.aclosing(original(self, messages, deadline=deadline)) as stream:
+            async for text in stream:
+                yield text
+
+    monkeypatch.setattr(ModelClient, "stream_text", stream_text)
+    job = await database_sync_to_async(generation_job_create)(owner_key="k", count=6, topic="Birds")
+    runner = _run_in_background(job.pk)
+    job = await _wait_for_ready(job.pk, 3)
+    created = await database_sync_to_async(_open_room)(job.round_id)
+    host = await host_socket(created)
+    player, _ = await sockets.join(created.room.code, "Ann")
+    await host.send(type="start")
+    first = await _question_frame(player, 0)
+    # The phone counts the questions planned, not those ready so far.
+    assert (first["question_count"], first["planned_count"]) == (3, 6)
+    await _play_question(host, player, 0, first)
+    for index in (1, 2):
+        await host.send(type="next", phase="leaderboard", index=index - 1)
+        await _play_question(host, player, index)
+    await host.send(type="next", phase="leaderboard", index=2)
+    await host.state(phase="leaderboard", question_index=2, waiting=True)
+
+    loop = asyncio.get_running_loop()
+    failing_from = loop.time()
+    release.set()
+    finished = await host.until(lambda m: m["type"] == "state" and m["phase"] == "finished", timeout=old_wait)
+    waited = loop.time() - failing_from
+    assert waited < old_wait / 6, f"the game waited {waited:.1f} s for a failing writer"
+    assert finished["question_count"] == 3 and finished["end_note"] == "short"
+    # The phone is told too: its frame carries why the game ended early.
+    phone = await player.until(lambda m: m["type"] == "state" and m["phase"] == "finished")
+    assert phone["end_note"] == "short" and phone["planned_count"] == 3
+    await asyncio.to_thread(runner.join, 20)
+    done = await database_sync_to_async(_job)(job.pk)
+    assert not done.round.writing and "kept failing (500)" in done.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_taken_over_counts_on_from_the_dead_runs_progress_and_says_a_worker_was_lost(writer, client, monkeypatch):
+    job = generation_job_create(owner_key="host-key", count=6, topic="Birds")
+    # The dead worker's run had asked for 9, written and checked 1 and published it, in its first attempt.
+    round_ = RoundFactory(questions=[], title="Birds", provenance="model")
+    data = good_question(0, 1)
+    question = Question.objects.create(
+        text=data["question"], options=data["options"], correct_index=0, provenance="model"
+    )
+    round_.entries.create(question=question, position=0)
+    Round.objects.filter(pk=round_.pk).update(writing=True, expected_count=6)
+    GenerationJob.objects.filter(pk=job.pk).update(
+        status=GenerationStatus.RUNNING,
+        round=round_,
+        asked=9,
+        written=1,
+        checked=1,
+        attempt=1,
+        updated_at=timezone.now() - timedelta(hours=1),
+    )
+    stored = []
+    save = jobs._job_progress_save
+
+    def recorded(*, job_id, progress):
+        stored.append((progress.written, progress.asked))
+        return save(job_id=job_id, progress=progress)
+
+    monkeypatch.setattr(jobs, "_job_progress_save", recorded)
+    assert jobs_requeue_stale() == [job.pk]
+    generation_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == GenerationStatus.DONE, job.message
+    # The host's page never counts backwards: the new run counts on from what the dead one had.
+    written, asked = [w for w, _ in stored], [a for _, a in stored]
+    assert written[0] >= 1 and asked[0] >= 9
+    assert written == sorted(written) and asked == sorted(asked)
+    assert job.written >= 6 and job.asked >= 9 + 5
+    assert generation_snapshot(job)["takeovers"] == 1
+    session = client.session
+    session["owner_key"] = "host-key"
+    session.save()
+    page = client.get(reverse("quiz:generate_detail", args=[job.pk])).content.decode()
+    assert "A worker was lost while writing this round; another took over" in page

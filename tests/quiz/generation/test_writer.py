@@ -9,13 +9,12 @@ from jsonschema import Draft202012Validator
 
 from quiz.exceptions import InvalidQuestion
 from quiz.generation.replies import clean_item
-from quiz.generation.writer import CHECKER_UNAVAILABLE_MESSAGE
 from quiz.models import CheckStatus
 from quiz.validation import MAX_EXPLANATION, MAX_OPTION, MAX_SOURCE, MAX_TEXT
 from tests.fakes.writer_server import Turn, good_question, good_reply
 from tests.quiz.generation import WRITER_MODEL, dropping, write
 from tests.support.timing import timed
-from verifier.breaker import UNAVAILABLE, breaker_for, configured_breaker_state
+from verifier.breaker import SLOW_PAUSED, breaker_for, configured_breaker_state
 from verifier.conf import gate_config
 from verifier.gate import ROUND_BUDGET, ROUND_GRACE, Gate
 
@@ -273,18 +272,21 @@ async def test_a_hanging_checker_adds_one_call_budget_and_the_next_round_makes_n
     assert outcome.progress.asked == 18 and outcome.kind == "full"
     # Unchecked, the round is done when the model has written it; checking adds at most one call budget.
     assert done <= written + 1.0 + ROUND_GRACE + 0.4
-    # Too slow (timeouts), then paused by the breaker: never "unreachable", the server was up.
-    assert set(outcome.marks.values()) <= {"too_slow", "paused"} and "too_slow" in outcome.marks.values()
-    assert {c.decision.reason for c in outcome.candidates} <= {"timeout", ROUND_BUDGET, UNAVAILABLE}
+    # Too slow (timeouts), then paused by the breaker for being slow: still "too slow", never "unreachable" nor
+    # "paused" (the server was up, only slow).
+    assert set(outcome.marks.values()) == {"too_slow"}
+    assert {c.decision.reason for c in outcome.candidates} <= {"timeout", ROUND_BUDGET, SLOW_PAUSED}
     calls = len(gate_on.requests_to("/v1/systemone"))
     assert configured_breaker_state().state == "open"
 
     second = await write(12, gate=gate_with_breaker())
     written, done = _spans(second)
     assert len(gate_on.requests_to("/v1/systemone")) == calls  # not one call
-    assert {c.decision.reason for c in second.candidates} == {UNAVAILABLE}
+    assert {c.decision.reason for c in second.candidates} == {SLOW_PAUSED}
     assert done <= written + 0.3
-    assert second.message == CHECKER_UNAVAILABLE_MESSAGE
+    assert second.message == (
+        "This round is played unchecked because the checker was too slow: it did not answer within its time budget."
+    )
     assert second.check_status == CheckStatus.UNVERIFIED
 
 
