@@ -160,9 +160,10 @@ function render(next) {
     reading.stop();
   }
   $("round-title").textContent = state.title;
-  renderPhase(state);
+  // The top bar first: the lobby's list fits the room the bar leaves it.
   renderTimePanel(state);
   renderWriting(state);
+  renderPhase(state);
 }
 
 // A round still being written while the game plays: how many questions are ready, the wait for the next one,
@@ -199,15 +200,15 @@ function renderLobby(state) {
   if ($("team-talk-seconds") && state.teams) $("team-talk-seconds").value = String(state.team_talk_seconds ?? 0);
   $("start-btn").disabled = n === 0;
   // The players come in join order: the newest last, shown first; a player waiting for an answer to "I need
-  // more time" stays listed (first) however many joined after them, so the host can answer.
-  const newest = state.players.slice(-LOBBY_NEWEST).reverse();
-  const shownIds = new Set(newest.map((p) => p.id));
-  const waiting = state.players.filter((p) => state.time_requests.includes(p.id) && !shownIds.has(p.id));
+  // more time" is listed first, across the list's width, however many joined after them, so the host can answer
+  // (a list too long for its box loses its last chips, never a request).
+  const waiting = state.players.filter((p) => state.time_requests.includes(p.id));
+  const newest = state.players.slice(-LOBBY_NEWEST).reverse().filter((p) => !state.time_requests.includes(p.id));
   const shown = [...waiting, ...newest];
   keepingFocus(() =>
     $("player-list").replaceChildren(
       ...shown.map((p) => {
-        const item = el("li");
+        const item = el("li", { className: state.time_requests.includes(p.id) ? "asking" : "" });
         const remove = el("button", {
           text: gettext("Remove"),
           className: "btn btn-small",
@@ -254,10 +255,14 @@ function renderLobbyTeams(state) {
 function fitPlayerList(total) {
   const list = $("player-list");
   const more = $("player-more");
-  const overflowing = () => list.scrollHeight > list.clientHeight + 1;
+  // By the chips' own boxes: scrollHeight is rounded, and a row cut by a pixel and a half would pass it.
+  const overflowing = () => {
+    const bottom = list.getBoundingClientRect().bottom + 0.5;
+    return [...list.children].some((chip) => chip.getBoundingClientRect().bottom > bottom);
+  };
   const count = () => {
     const left = total - list.children.length;
-    more.textContent = left > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", left), [left]) : "";
+    $("player-more-text").textContent = left > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", left), [left]) : "";
     more.hidden = left <= 0;
   };
   delete list.dataset.dense;
@@ -268,7 +273,14 @@ function fitPlayerList(total) {
     count(); // the line under the list takes its height too
   }
 }
-window.addEventListener("resize", () => state?.phase === "lobby" && renderLobby(state));
+// Refit whenever the list's box changes: the window, the top bar growing a line, the line under the list.
+let fittedSize = "";
+new ResizeObserver(([entry]) => {
+  const size = `${Math.round(entry.contentRect.width)}x${Math.round(entry.contentRect.height)}`;
+  if (size === fittedSize || state?.phase !== "lobby") return;
+  fittedSize = size;
+  renderLobby(state);
+}).observe($("player-list"));
 
 // Long texts get smaller type (the stylesheet reads these data attributes), so that nothing is cut off: a
 // question of up to 300 characters and six options of up to 120 fit the screen at 1366x768.
