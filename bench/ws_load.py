@@ -610,6 +610,8 @@ def main() -> None:
             f"{pct(r, 95) / base_p95:.2f}x the relay's p95\n"
             f"   bytes/frame player mean {mean(pb):.0f} max {max(pb, default=0)}; host mean {mean(hb):.0f} "
             f"max {max(hb, default=0)} ({len(hb)} frames); relay mean {mean(base_bytes):.0f}\n"
+            f"   host's largest frame {max(hb, default=0) / 1024:.1f} KiB (goal <= 64 KiB at any room size -> "
+            f"ratio {max(hb, default=0) / 65536:.2f}); {sum(hb) / 1024:.0f} KiB to the host in all\n"
             f"   fan-out ms p50 {pct(f, 50):.0f} p95 {p95:.0f} p99 {pct(f, 99):.0f} (n={len(f)}); "
             f"bound p95 150 -> ratio {p95 / 150:.2f}; p99 bound 300 -> ratio {pct(f, 99) / 300:.2f}\n"
             f"   answer ack ms p50 {pct(a, 50):.0f} p95 {pct(a, 95):.0f} p99 {pct(a, 99):.0f}; "

@@ -1,9 +1,9 @@
 """The game's reads. A room's picture has two parts: the common part (`Picture.snapshot`), the same for every
 reader and of a size that does not grow with the room (phase, question, counts, the top places), and the
 standings (every player's score and rank, and at a reveal every player's result). A player's frame is the
-common part and their own line of the standings (`player_frame`); the host's is the common part and all of it
-(`host_frame`, what `room_snapshot` returns). Before the reveal neither holds anything that says which option
-is correct.
+common part and their own line of the standings (`player_frame`); the host's is the common part and the lines
+its screen draws (lobby/host_view.py `host_frame`, what `room_snapshot` returns), bounded too. Before the
+reveal neither holds anything that says which option is correct.
 
 Answers are stored with the round's option index; what a room's screens get (options, the marked one, the
 distribution, each player's choice) is in the order that room shows them (`machine.option_order`)."""
@@ -16,12 +16,13 @@ from django.utils import timezone
 
 from core.spreadsheet import csv_writer
 from lobby import machine, picture_rows, team_board, teams
+from lobby.host_view import host_frame
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room
 from lobby.showing import shown_order
 from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
-from quiz.selectors import round_check_label, round_question_facts, round_question_list
+from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
 
 
@@ -63,33 +64,9 @@ class Picture:
 
 
 def room_snapshot(*, room_id: int) -> dict:
-    """The host's full picture: the common part, every player and (at a reveal) every result."""
+    """The host's frame of the room's picture now (lobby/host_view.py)."""
     picture = room_picture(room_id=room_id)
     return host_frame(picture.snapshot, picture.standings)
-
-
-def host_frame(common: dict, standings: Standings) -> dict:
-    """The host's frame: it grows with the room, and is sent at a bounded rate (lobby changes are coalesced)."""
-    frame = dict(common)
-    frame["players"] = [
-        {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
-        for player_id, (nickname, score, rank) in standings.players.items()
-    ]
-    if "teams" in frame:
-        for line in frame["players"]:
-            line["team"] = standings.teams.get(line["id"], (None, 0))[0]
-    frame[EXTRA_TIME] = {str(player_id): percent for player_id, percent in standings.extra_time.items()}
-    frame[TIME_REQUESTS] = list(standings.time_requests)
-    frame["check_label"] = round_check_label(status=frame["check_status"], counts=standings.check_counts)
-    if "reveal" in frame and standings.results is not None:
-        frame["reveal"] = {
-            **frame["reveal"],
-            "results": {
-                str(player_id): {"option": option, "correct": correct, "points": points}
-                for player_id, (option, correct, points) in standings.results.items()
-            },
-        }
-    return frame
 
 
 def player_frame(common: dict, standings: Standings, *, player_id: int, answered: dict[int, int]) -> dict | None:
@@ -274,21 +251,6 @@ def _team_board(room: dict, players: list[tuple], voided: list[int]) -> tuple[li
         for line in lines
     ]
     return board, {player: (team_of[player], place) for player, place in places.items()}
-
-
-EXTRA_TIME = "extra_time"
-TIME_REQUESTS = "time_requests"
-
-
-def personal_time(snapshot: dict, *, player_id: int) -> dict:
-    """What one player's frames carry of the host-only extra-time fields, read from a host frame: their own time
-    (percent of the timer), whether their request is pending and, during a question, their own remaining time.
-    No database."""
-    return _own_time(
-        snapshot,
-        percent=snapshot.get(EXTRA_TIME, {}).get(str(player_id), 100),
-        asks_more_time=player_id in snapshot.get(TIME_REQUESTS, ()),
-    )
 
 
 def _own_time(snapshot: dict, *, percent: int, asks_more_time: bool) -> dict:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("play/<str:code>/", views.play, name="play"),
     path("host/<str:code>/", views.host, name="host"),
     path("games/", views.past_games, name="past_games"),
+    path("host/<str:code>/players/", views.host_players, name="host_players"),
     path("host/<str:code>/results/", views.game_results, name="game_results"),
     path("host/<str:code>/results.csv", views.results, name="results"),
     path("host/<str:code>/teams.csv", views.teams_csv, name="teams_csv"),

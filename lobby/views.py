@@ -19,6 +19,7 @@ from lobby import results as results_selectors
 from lobby.audit import room_audit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
 from lobby.forms import JoinForm, RoomCreateForm
+from lobby.host_view import players_page
 from lobby.machine import Phase
 from lobby.models import Room
 from lobby.selectors import results_csv
@@ -335,4 +336,31 @@ def teams_csv(request: HttpRequest, room: Room) -> HttpResponse:
         raise Http404("This game has no teams.")
     response = HttpResponse(team_board.teams_csv(room=room), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}-teams.csv"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+@_host_only(missing_page=True)
+def host_players(request: HttpRequest, room: Room) -> HttpResponse:
+    """Every player of the room, a page at a time (the host's screen names only those it draws): remove one,
+    give or take back extra time, answer a request for more time."""
+    if request.method == "POST":
+        try:
+            player_id = int(request.POST.get("player", ""))
+            action = request.POST.get("action")
+            if action == "remove":
+                services.player_remove(room_id=room.pk, player_id=player_id)
+            elif action == "decline":
+                services.player_time_request_decline(room_id=room.pk, player_id=player_id)
+            else:
+                services.player_time_set(room_id=room.pk, player_id=player_id, time_percent=int(action or ""))
+        except ValueError:
+            messages.error(request, _("Choose a player and what to do."))
+        except GameError as error:
+            messages.error(request, str(error))
+        page = urlencode({"page": request.GET.get("page", "1")})
+        return redirect(reverse("lobby:host_players", kwargs={"code": room.code}) + "?" + page)
+    page = players_page(room_id=room.pk, number=request.GET.get("page"))
+    response = render(request, "lobby/host_players.html", {"room": room, "page": page})
+    response["Cache-Control"] = "no-store"
     return response

@@ -53,20 +53,25 @@ $("reading-seconds").addEventListener("change", (event) => socket.send({ type: "
 $("team-talk-seconds")?.addEventListener("change", (event) => socket.send({ type: "team_talk", seconds: Number(event.target.value) }));
 
 // Extra time (accessibility mode): a player's time (x1, x1.5, x2) and their "I need more time" request, from the
-// template the page renders (its texts are translated there). In the lobby list, and in the game's panel.
-function timeControl(player) {
+// template the page renders (its texts are translated there). The Extra time panel (lobby and game) has both; a
+// lobby chip only the request, so twenty chips fit the projector.
+function timeControl(player, { select: withSelect = true } = {}) {
   const control = $("time-control").content.firstElementChild.cloneNode(true);
   const percent = state.extra_time[String(player.id)] || 100;
   const select = control.querySelector(".time-select");
-  select.value = String(percent);
-  select.setAttribute("aria-label", `${select.getAttribute("aria-label")}: ${player.nickname}`);
-  select.dataset.focusKey = `time-${player.id}`;
-  select.addEventListener("change", () => socket.send({ type: "extra_time", player: player.id, percent: Number(select.value) }));
+  if (withSelect) {
+    select.value = String(percent);
+    select.setAttribute("aria-label", `${select.getAttribute("aria-label")}: ${player.nickname}`);
+    select.dataset.focusKey = `time-${player.id}`;
+    select.addEventListener("change", () => socket.send({ type: "extra_time", player: player.id, percent: Number(select.value) }));
+  } else {
+    select.remove();
+  }
   const request = control.querySelector(".time-request");
   request.hidden = !state.time_requests.includes(player.id);
   for (const button of request.querySelectorAll("button")) {
     button.setAttribute("aria-label", `${button.textContent}: ${player.nickname}`);
-    button.dataset.focusKey = `${button.dataset.percent || "decline"}-${player.id}`;
+    button.dataset.focusKey = `${button.dataset.percent || "decline"}-${player.id}-${withSelect ? "panel" : "chip"}`;
     button.addEventListener("click", () =>
       socket.send(
         "decline" in button.dataset
@@ -85,21 +90,29 @@ function keepingFocus(render) {
   if (key) document.querySelector(`[data-focus-key="${key}"]`)?.focus();
 }
 
+// The frame names a bounded set of players (the oldest requests first, the top, the newest, those with extra
+// time); the totals count everyone, and the host's players page lists them all.
 function renderTimePanel(state) {
   const panel = $("time-panel");
-  panel.hidden = state.phase === "lobby" || state.phase === "finished";
-  const requests = state.time_requests.length;
+  panel.hidden = state.phase === "finished";
+  const requests = state.time_request_count ?? state.time_requests.length;
   $("time-badge").hidden = requests === 0;
   $("time-badge").textContent = `(${requests})`;
-  if (requests && !panel.hidden) panel.open = true;
+  // During the game a request opens the panel; in the lobby the chip shows it, and the panel would cover the chips.
+  if (requests && !panel.hidden && state.phase !== "lobby") panel.open = true;
   if (panel.hidden || !panel.open) return;
+  const asking = state.players.filter((p) => state.time_requests.includes(p.id));
+  const others = state.players.filter((p) => !state.time_requests.includes(p.id));
+  const all = el("li", { className: "time-all" });
+  all.append(el("a", { text: gettext("All players"), attrs: { href: root.dataset.playersUrl, target: "_blank", rel: "noopener" } }));
   keepingFocus(() =>
     $("time-list").replaceChildren(
-      ...state.players.map((p) => {
+      ...[...asking, ...others].map((p) => {
         const item = el("li");
         item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p));
         return item;
       }),
+      all,
     ),
   );
 }
@@ -148,9 +161,10 @@ function render(next) {
   }
   $("round-title").textContent = state.title;
   if (state.phase !== "question" && state.phase !== "reveal") $("picture-unseen").hidden = true;
-  renderPhase(state);
+  // The top bar first: the lobby's list fits the room the bar leaves it.
   renderTimePanel(state);
   renderWriting(state);
+  renderPhase(state);
 }
 
 // A round still being written while the game plays: how many questions are ready, the wait for the next one,
@@ -194,22 +208,27 @@ function renderLobby(state) {
   if ($("team-talk-seconds") && state.teams) $("team-talk-seconds").value = String(state.team_talk_seconds ?? 0);
   $("start-btn").disabled = n === 0;
   // The players come in join order: the newest last, shown first; a player waiting for an answer to "I need
-  // more time" stays listed (first) however many joined after them, so the host can answer.
-  const newest = state.players.slice(-LOBBY_NEWEST).reverse();
-  const shownIds = new Set(newest.map((p) => p.id));
-  const waiting = state.players.filter((p) => state.time_requests.includes(p.id) && !shownIds.has(p.id));
+  // more time" is listed first, across the list's width, however many joined after them, so the host can answer
+  // (a list too long for its box loses its last chips, never a request).
+  const waiting = state.players.filter((p) => state.time_requests.includes(p.id));
+  const newest = state.players.slice(-LOBBY_NEWEST).reverse().filter((p) => !state.time_requests.includes(p.id));
   const shown = [...waiting, ...newest];
   keepingFocus(() =>
     $("player-list").replaceChildren(
       ...shown.map((p) => {
-        const item = el("li");
+        const item = el("li", { className: state.time_requests.includes(p.id) ? "asking" : "" });
         const remove = el("button", {
           text: gettext("Remove"),
           className: "btn btn-small",
           attrs: { type: "button", "aria-label": interpolate(gettext("Remove %s"), [p.nickname]) },
         });
         remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
-        item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p), remove);
+        const percent = state.extra_time[String(p.id)];
+        const given = percent
+          ? [el("span", { text: percent === 150 ? "×1.5" : "×2", className: "time-given", attrs: { title: gettext("Extra time") } })]
+          : [];
+        const asks = state.time_requests.includes(p.id) ? [timeControl(p, { select: false })] : [];
+        item.append(el("span", { text: p.nickname, className: "nick" }), ...given, ...asks, remove);
         return item;
       }),
     ),
@@ -244,10 +263,14 @@ function renderLobbyTeams(state) {
 function fitPlayerList(total) {
   const list = $("player-list");
   const more = $("player-more");
-  const overflowing = () => list.scrollHeight > list.clientHeight + 1;
+  // By the chips' own boxes: scrollHeight is rounded, and a row cut by a pixel and a half would pass it.
+  const overflowing = () => {
+    const bottom = list.getBoundingClientRect().bottom + 0.5;
+    return [...list.children].some((chip) => chip.getBoundingClientRect().bottom > bottom);
+  };
   const count = () => {
     const left = total - list.children.length;
-    more.textContent = left > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", left), [left]) : "";
+    $("player-more-text").textContent = left > 0 ? interpolate(ngettext("…and %s more player", "…and %s more players", left), [left]) : "";
     more.hidden = left <= 0;
   };
   delete list.dataset.dense;
@@ -258,7 +281,14 @@ function fitPlayerList(total) {
     count(); // the line under the list takes its height too
   }
 }
-window.addEventListener("resize", () => state?.phase === "lobby" && renderLobby(state));
+// Refit whenever the list's box changes: the window, the top bar growing a line, the line under the list.
+let fittedSize = "";
+new ResizeObserver(([entry]) => {
+  const size = `${Math.round(entry.contentRect.width)}x${Math.round(entry.contentRect.height)}`;
+  if (size === fittedSize || state?.phase !== "lobby") return;
+  fittedSize = size;
+  renderLobby(state);
+}).observe($("player-list"));
 
 // Long texts get smaller type (the stylesheet reads these data attributes), so that nothing is cut off: a
 // question of up to 300 characters and six options of up to 120 fit the screen at 1366x768.
@@ -284,7 +314,7 @@ function renderQuestion(state) {
   if (!ranksAtQuestion.has(state.question_index)) {
     ranksAtQuestion.set(state.question_index, ranked ? new Map(state.players.map((p) => [p.id, p.rank])) : null);
   }
-  $("extra-time-note").hidden = Object.keys(state.extra_time).length === 0;
+  $("extra-time-note").hidden = (state.extra_time_count ?? Object.keys(state.extra_time).length) === 0;
   // With a moment to read, the options and the clock wait for it (each fresher frame says how long is left).
   countdown.stop();
   $("timer").textContent = "";

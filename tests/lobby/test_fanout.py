@@ -86,12 +86,13 @@ async def test_a_process_with_200_players_of_a_room_receives_each_room_event_onc
     # Each room event came from the channel layer once for the 201 sockets, not once per socket.
     assert layer_receives[("question", seq)] == 1
     assert layer_receives[("reveal", revealed)] == 1
-    # And each socket still had its own frame of it, once: a player their own `you`, the host everyone.
+    # And each socket still had its own frame of it, once: a player their own `you`, the host the lines it draws.
     for client in players:
         assert [m["seq"] for m in client.received if m.get("phase") == "question"] == [seq]
         assert [m["seq"] for m in client.received if m.get("phase") == "reveal"] == [revealed]
     assert len({q["you"]["id"] for q in questions[1:]}) == ROOM
-    assert len(reveals[0]["players"]) == ROOM
+    ids = sorted(q["you"]["id"] for q in questions[1:])
+    assert reveals[0]["player_count"] == ROOM and set(ids[-20:]) <= {line["id"] for line in reveals[0]["players"]}
 
     assert [s.code for s in fanout.subscribed()] == [code]  # the room's one subscription in this process
     # The last socket of the room to leave ends it.

@@ -16,6 +16,7 @@ class Peer:
         self.token: str | None = None
         self.host_token: str | None = None
         self.snapshot: dict | None = None
+        self.sizes: list[int] = []  # of every frame received, in bytes
 
     async def open(self) -> "Peer":
         self.ws = await connect(self.url, origin=self.origin, open_timeout=5)
@@ -50,7 +51,9 @@ class Peer:
                 return message
         async with asyncio.timeout(timeout):
             while True:
-                message = json.loads(await self.ws.recv())
+                text = await self.ws.recv()
+                self.sizes.append(len(text.encode()) if isinstance(text, str) else len(text))
+                message = json.loads(text)
                 if message["type"] == "joined":
                     self.token = message["token"]
                 if predicate(message):
