@@ -67,7 +67,7 @@ def test_every_page_and_phase_passes_axe(live_url, browser, tmp_path):
     host.get_by_label("Round title").fill("Capitals and shapes")
     csv_file = tmp_path / "round.csv"
     csv_file.write_text(ROUND_CSV)
-    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_label("File", exact=True).set_input_files(str(csv_file))
     host.locator("form button[type=submit]").last.click()
     expect(host.locator("a[href*='/play/'], a[href*='edit'], form").first).to_be_visible()
     audit.check(host, "imported")

@@ -19,7 +19,7 @@ def test_the_host_lobby_of_300_shows_the_count_and_the_newest_names(live_url, br
     host.get_by_label("Round title").fill("Assembly round")
     csv_file = tmp_path / "round.csv"
     csv_file.write_text(ROUND_CSV)
-    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_label("File", exact=True).set_input_files(str(csv_file))
     host.get_by_role("button", name="Import").click()
     host.get_by_role("link", name="Play this round").click()
     host.get_by_role("button", name="Create room").click()
@@ -62,7 +62,7 @@ def test_a_lobby_of_20_at_1366x768_shows_every_arrival_and_the_4th_players_reque
     host.get_by_label("Round title").fill("Class round")
     csv_file = tmp_path / "round.csv"
     csv_file.write_text(ROUND_CSV)
-    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_label("File", exact=True).set_input_files(str(csv_file))
     host.get_by_role("button", name="Import").click()
     host.get_by_role("link", name="Play this round").click()
     host.get_by_role("button", name="Create room").click()

@@ -23,7 +23,7 @@ def host_a_room(browser, live_url: str, tmp_path) -> tuple:
     host.get_by_label("Round title").fill("Phases")
     csv_file = tmp_path / "round.csv"
     csv_file.write_text(ROUND_CSV)
-    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_label("File", exact=True).set_input_files(str(csv_file))
     host.get_by_role("button", name="Import").click()
     host.get_by_role("link", name="Play this round").click()
     host.get_by_label("Seconds per question (10–120)").fill("30")

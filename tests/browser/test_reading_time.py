@@ -26,7 +26,7 @@ def test_the_question_is_read_first_then_the_options_and_the_clock_come(live_url
     host.get_by_label("Round title").fill("Read first")
     csv_file = tmp_path / "round.csv"
     csv_file.write_text(ROUND_CSV)
-    host.get_by_label("File (.csv or .json)").set_input_files(str(csv_file))
+    host.get_by_label("File", exact=True).set_input_files(str(csv_file))
     host.get_by_role("button", name="Import").click()
     host.get_by_role("link", name="Play this round").click()
     host.get_by_label("Seconds per question (10–120)").fill(str(TIMER))
