@@ -18,6 +18,11 @@ class GameError(Exception):
     default_message = _("That did not work.")
 
 
+class BadMessage(GameError):
+    code = "bad_message"
+    default_message = _("That message is not one the game understands.")
+
+
 class RoomNotFound(GameError):
     code = "room_not_found"
     default_message = _("There is no game with that code. Check the code on the host's screen.")

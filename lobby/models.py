@@ -46,6 +46,9 @@ class Room(models.Model):
     written_live = models.BooleanField(default=False, db_index=True)
     waiting_since = models.DateTimeField(null=True, blank=True)
     end_note = models.CharField(max_length=10, blank=True, default="")
+    # Words the host hid from an open question's word cloud: question index (as text) -> folded words
+    # (quiz/kinds/open.py); a hidden word is in no later frame.
+    hidden_words = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "que
                 "deadline", "option_seed", "round__title", "round__check_status",
                 "no_speed_bonus", "reading_seconds", "question_started_at",
                 "teams_mode", "team_talk_seconds",
-                "written_live", "round__writing", "waiting_since", "end_note")  # fmt: skip
+                "written_live", "round__writing", "waiting_since", "end_note", "hidden_words")  # fmt: skip
 _ROOM_BOOLEANS = ("locked", "no_speed_bonus", "written_live", "round__writing")
 _ROOM_TIMES = ("deadline", "question_started_at", "waiting_since")
 
@@ -45,6 +45,7 @@ def room_row(room_id: int) -> dict:
         room[name] = bool(room[name])
     for name in _ROOM_TIMES:
         room[name] = aware(room[name])
+    room["hidden_words"] = Room._meta.get_field("hidden_words").from_db_value(room["hidden_words"], None, connection)
     return room
 
 

@@ -213,7 +213,8 @@ def room_picture(*, room_id: int) -> Picture:
                 "crowd_disagrees": crowd is not None and crowd.disagrees,
                 "explanation": question.explanation,
                 "source": question.source,
-                **kind.reveal(question, order, given),
+                # Without the words the host hid (an open question's cloud): they are in no later frame.
+                **kind.reveal_hiding(question, order, given, (room["hidden_words"] or {}).get(str(index), ())),
             }
             results = {
                 player_id: (kind.shown(question, order, option, response), correct, points)

@@ -48,7 +48,7 @@ class AnswerIn:
     question_index: object
     option: object = None
     received_at: datetime | None = None
-    # The answer frame's own fields ("option", "options", "text", "order", "value"); None: just `option`.
+    # The answer frame's own fields ("option", "options", "text", "texts", "order", "value"); None: just `option`.
     given: Mapping[str, Any] | None = None
 
     def fields(self) -> Mapping[str, Any]:
@@ -56,7 +56,7 @@ class AnswerIn:
 
 
 # The fields an answer frame may carry, one per kind of answer (quiz/kinds).
-ANSWER_FIELDS = ("option", "options", "text", "order", "value")
+ANSWER_FIELDS = ("option", "options", "text", "texts", "order", "value")
 
 
 def answer_given(frame: Mapping[str, Any]) -> dict[str, Any]:

@@ -151,7 +151,8 @@ class Kind:
     shuffled = True
     # The editor (quiz/forms.py): does it fill the options A-F, and which of its fields holds the answer:
     # "correct" (one option's radio), "correct_many" (a box per option), "truth" (true or false), "answers"
-    # (accepted answers), "value" (the number, its tolerance, min, max and unit), or none.
+    # (accepted answers), "value" (the number, its tolerance, min, max and unit), "up_to" (how many answers a
+    # player may send), or none.
     uses_options = True
     answer_field = ""
     # Are its answers counted per option on the results page?
@@ -210,6 +211,12 @@ class Kind:
     def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
         """What the host and every phone see at the reveal, from the stored (option, response) of each answer."""
         raise NotImplementedError
+
+    def reveal_hiding(
+        self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]], hidden: Any
+    ) -> dict[str, Any]:
+        """`reveal` without the words the host hid (folded): only a kind that shows players' own words has any."""
+        return self.reveal(question, order, answers)
 
     def crowd(self, question: Held, answers: Sequence[tuple[int, Any]]) -> tuple[list[int], int] | None:
         """The answers per option in the round's order and the marked option, for the crowd's verdict (did a

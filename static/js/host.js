@@ -47,6 +47,8 @@ $("void-btn").addEventListener("click", (event) => {
   }
   socket.send({ type: "void", index: state.question_index });
 });
+// A word of an open question's cloud, hidden with one click (static/js/kinds.js raises the event).
+$("r-options").addEventListener("hide-word", (event) => socket.send({ type: "hide_word", word: event.detail }));
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 $("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
 $("reading-seconds").addEventListener("change", (event) => socket.send({ type: "reading", seconds: Number(event.target.value) }));
@@ -289,6 +291,7 @@ function renderReveal(state) {
   $("r-progress").textContent = progressText(state);
   $("r-text").textContent = q.text;
   showPicture($("r-picture"), q.image);
+  $("r-options").dataset.kind = q.kind;
   kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;

@@ -30,6 +30,7 @@ MIXED = [
         "unit": "AD",
     },
     {"kind": "poll", "question": "Tea or coffee?", "options": ["Tea", "Coffee"]},
+    {"kind": "open", "question": "One word for today?", "max_answers": 2},
 ]
 
 
