@@ -190,12 +190,13 @@ def _judge_answer(
     now = answer.received_at or timezone.now()
     timer_ms = room.timer_seconds * 1000
     # The room's deadline is the last of its players'; this player's own may be earlier.
-    own_deadline = room.deadline - timedelta(
+    # None: a slide, which has no clock (its kind refuses every answer below).
+    own_deadline = room.deadline and room.deadline - timedelta(
         milliseconds=machine.own_deadline_offset_ms(
             timer_ms=timer_ms, time_percent=room.answering_time_percent, closing_percent=room.closing_time_percent
         )
     )
-    if now > own_deadline:
+    if own_deadline is not None and now > own_deadline:
         raise TooLate()
     if room.question_started_at is not None and now < room.question_started_at:
         if now >= room.question_started_at - timedelta(seconds=room.team_talk_seconds):

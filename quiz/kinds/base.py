@@ -80,6 +80,16 @@ def yes_no_ask(question: Held, claim: str, *, yes: bool = True) -> GateAsk:
     return GateAsk(text=f"{question.text} — {claim}", options=YES_NO, correct_index=YES if yes else NO, claim=claim)
 
 
+# What the checker is asked about a step with no answer to check (an open question, a slide): its claims only.
+CLAIMS_ONLY = "Claims check only (no answer to check): is every factual claim in this text true?"
+
+
+def claims_only_ask(question: Held) -> GateAsk:
+    """The one ask of a step with no answer: are its title's and text's (its explanation's) claims true? The
+    audit names it by `CLAIMS_ONLY`, so it says what was checked and that there was no answer to check."""
+    return yes_no_ask(question, CLAIMS_ONLY)
+
+
 class BadAnswer(Exception):
     """An answer of the wrong shape for its question: the message says what the player should send."""
 
@@ -157,6 +167,8 @@ class Kind:
     answer_field = ""
     # Are its answers counted per option on the results page?
     tallied = True
+    # Is it a question at all? A slide is not: no answer, no reveal, no number, not in the results.
+    asks = True
 
     # What the writer's instructions call questions of this kind ("multiple-choice questions").
     writer_noun = ""

@@ -3,7 +3,7 @@ to 40 characters each); no points, and a player's streak neither grows nor break
 is the room's answers as a word cloud: each answer folded as typed answers are (case, accents, punctuation and
 spaces: "Café" = "cafe" = " CAFE "), one word per folded answer, sized by how many players sent it. Only the
 `CLOUD_WORDS` most common are sent, so a room of 2,000 gets a frame of at most that many words. Words the host
-hid (`hidden`, folded) are in no reveal. The checker asks nothing about it: there is nothing to be wrong."""
+hid (`hidden`, folded) are in no reveal. The checker reads its text for claims only: there is no answer to check."""
 
 import unicodedata
 from collections import Counter
@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.kinds.base import BadAnswer, Held, Judged, Kind, Shape, whole_number
+from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, claims_only_ask, whole_number
 from quiz.kinds.typed import fold
 
 MAX_WORD = 40
@@ -128,3 +128,6 @@ class Open(Kind):
 
     def response_text(self, question: Held, option: int, response: Any) -> str:
         return " | ".join(response) if isinstance(response, list) else "?"
+
+    def gate_asks(self, question: Held) -> list[GateAsk]:
+        return [claims_only_ask(question)]

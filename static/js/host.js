@@ -269,6 +269,10 @@ function renderQuestion(state) {
   $("q-text").textContent = q.text;
   showPicture($("q-picture"), q.image);
   kindOf(q).hostQuestion(q, $("q-options"));
+  // A slide: no clock and no answers to count; the main button (and Space) moves on.
+  const slide = kindOf(q).timed === false;
+  $("phase-question").dataset.slide = slide ? "true" : "";
+  $("close-btn").textContent = slide ? gettext("Next") : gettext("Close now");
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
   // Everyone tied (before the first question, or while nobody has scored) is no ranking to move from: the
@@ -281,7 +285,7 @@ function renderQuestion(state) {
   // With a moment to read, the options and the clock wait for it (each fresher frame says how long is left).
   countdown.stop();
   $("timer").textContent = "";
-  reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000), state.talk_ms);
+  if (!slide) reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000), state.talk_ms);
 }
 
 function renderReveal(state) {

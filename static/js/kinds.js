@@ -326,7 +326,33 @@ const open = {
   },
 };
 
-export const KINDS = { single: pickOne, true_false: pickOne, poll, multi, typed, order, number, open };
+// A slide asks nothing: the big screen shows its text (the title is the question's text, the picture the
+// question's), the phones say to look at the screen, and the host's key moves on. No clock, no answer count.
+const slide = {
+  timed: false,
+  hostQuestion(q, container) {
+    container.replaceChildren(...(q.body ? [el("li", { text: q.body, className: "slide-body" })] : []));
+  },
+  playerControls(q, container) {
+    container.replaceChildren(el("p", { text: gettext("Look at the screen"), className: "slide-look" }));
+  },
+  keyAnswer() {
+    return null;
+  },
+  markChosen() {},
+  givenText() {
+    return "";
+  },
+  hostReveal() {},
+  answerText() {
+    return "";
+  },
+  isRight() {
+    return null;
+  },
+};
+
+export const KINDS = { single: pickOne, true_false: pickOne, poll, multi, typed, order, number, open, slide };
 
 export function kindOf(q) {
   return KINDS[q?.kind] || pickOne;

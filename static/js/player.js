@@ -157,7 +157,13 @@ function renderQuestion(state, previous) {
   // extra time given during the question restarts the countdown at the player's new time.
   const moreTime = previous?.phase === "question" && (previous.you.time_percent ?? 100) !== percent;
   if (moreTime && !reading.pending) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
-  if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
+  const slide = kindOf(q).timed === false;
+  $("phase-question").dataset.slide = slide ? "true" : "";
+  if (slide) {
+    countdown.stop();
+    $("timer").textContent = "";
+    kindOf(q).playerControls(q, $("q-options"), answer);
+  } else if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
     kindOf(q).playerControls(q, $("q-options"), answer);
     // The player's own time: their remaining time and window, extra time included, from when the options appear.
     countdown.stop();

@@ -146,7 +146,10 @@ export class Reading {
 }
 
 export function progressText(state) {
-  return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count: state.question_count }, true);
+  // Slides have no number: the server counts the questions alone (`numbering`).
+  const numbering = state.numbering || { number: state.question_index + 1, of: state.question_count };
+  if (numbering.number === null) return "";
+  return interpolate(gettext("Question %(number)s of %(count)s"), { number: numbering.number, count: numbering.of }, true);
 }
 
 // The leaderboard's first `limit` places. With the ranks before the last question (player id -> rank), each row

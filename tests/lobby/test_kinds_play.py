@@ -62,7 +62,8 @@ async def test_a_round_of_every_kind_plays_scores_and_keeps_its_answers_secret(s
     cy, _ = await sockets.join(room.code, "Cy")
     await host.send(type="start")
     reveals = []
-    for index in range(len(MIXED)):
+    asked = [index for index, item in enumerate(MIXED) if item.get("kind") != "slide"]
+    for index in asked:
         before = len(cy.received)
         question = await cy.state(phase="question", question_index=index)
         assert question["question"]["kind"] == MIXED[index].get("kind", "single")
@@ -87,14 +88,17 @@ async def test_a_round_of_every_kind_plays_scores_and_keeps_its_answers_secret(s
         await host.send(type="next", phase="reveal", index=index)
         await cy.state(phase="leaderboard")
         await host.send(type="next", phase="leaderboard", index=index)
+    # The last step is a slide: nothing to answer, and the host's key ends the game from it.
+    slide = await cy.state(phase="question", question_index=len(MIXED) - 1)
+    assert slide["question"]["kind"] == "slide" and slide["numbering"] == {"number": None, "of": len(asked)}
+    await cy.send(type="answer", question=len(MIXED) - 1, option=0)
+    assert (await cy.error())["message"] == "This is a slide: there is nothing to answer. Look at the screen."
+    await host.send(type="close", phase="question", index=len(MIXED) - 1)
     final = await ann.state(phase="finished")
 
     points = await database_sync_to_async(
         lambda: {
-            name: [
-                Answer.objects.get(player__nickname=name, player__room=room, question_index=i).points
-                for i in range(len(MIXED))
-            ]
+            name: [Answer.objects.get(player__nickname=name, player__room=room, question_index=i).points for i in asked]
             for name in POINTS
         }
     )()
