@@ -54,6 +54,10 @@ class NicknameCharacters(NicknameInvalid):
     )
 
 
+class NicknameBlocked(NicknameInvalid):
+    default_message = _("That nickname has a word that cannot go on the big screen. Choose another.")
+
+
 class NicknameTaken(GameError):
     code = "nickname_taken"
     default_message = _("Someone in this game already has that nickname. Choose another.")

@@ -1,9 +1,10 @@
-"""`open`: a prompt and no right answer. A player sends up to `max_answers` short answers (a word or a few, up
-to 40 characters each); no points, and a player's streak neither grows nor breaks (a poll's rules). The reveal
-is the room's answers as a word cloud: each answer folded as typed answers are (case, accents, punctuation and
-spaces: "Café" = "cafe" = " CAFE "), one word per folded answer, sized by how many players sent it. Only the
-`CLOUD_WORDS` most common are sent, so a room of 2,000 gets a frame of at most that many words. Words the host
-hid (`hidden`, folded) are in no reveal. The checker reads its text for claims only: there is no answer to check."""
+"""`open`: a prompt and no right answer. A player sends up to `max_answers` short answers (a word or a few, up to 40
+characters each); no points, and a player's streak neither grows nor breaks (a poll's rules). The reveal is the
+room's answers as a word cloud: each answer folded as typed answers are (case, accents, punctuation and spaces:
+"Café" = "cafe" = " CAFE "), one word per folded answer, sized by how many players sent it. Only the `CLOUD_WORDS`
+most common are sent, so a room of 2,000 gets a frame of at most that many words. Words the host hid (`hidden`,
+folded) and words of the word list (core/wordfilter.py) are in no reveal. The checker reads its text for claims
+only: there is no answer to check."""
 
 import unicodedata
 from collections import Counter
@@ -13,6 +14,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from core.wordfilter import blocked
 from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, claims_only_ask, whole_number
 from quiz.kinds.typed import fold
@@ -59,7 +61,7 @@ def word_cloud(answers: Iterable[Any], *, hidden: Iterable[str] = (), limit: int
     for response in answers:
         for text in response if isinstance(response, list) else ():
             key = fold(text) if isinstance(text, str) else ""
-            if key and key not in hidden:
+            if key and key not in hidden and not blocked(text):
                 counts[key] += 1
                 spelled.setdefault(key, Counter())[text] += 1
     return [
