@@ -149,6 +149,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             nickname=message.get("nickname"),
             asks_more_time=message.get("more_time") is True,
             team=message.get("team"),
+            previous=message.get("previous"),  # the token this phone last held in the room: blocked or not
         )
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
@@ -217,7 +218,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def on_remove(self, message):
         self._require("host")
         player_id = _whole(message, "player", _("Say which player to remove."))
-        await db(services.player_remove)(room_id=self.room_id, player_id=player_id)
+        await db(services.player_remove)(room_id=self.room_id, player_id=player_id, block=message.get("block") is True)
 
     async def on_hide_word(self, message):
         """The host hides a word of the current open question's cloud: {"word": "..."}; in no later frame."""

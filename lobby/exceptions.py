@@ -73,6 +73,11 @@ class PlayerRemoved(GameError):
     default_message = _("The host removed you from this game.")
 
 
+class PlayerBlocked(GameError):
+    code = "blocked"
+    default_message = _("The host removed you from this game and you cannot join it again.")
+
+
 class NotNow(GameError):
     code = "not_now"
     default_message = _("That cannot be done at this point of the game.")

@@ -83,6 +83,8 @@ class Player(models.Model):
     score = models.IntegerField(default=0)
     streak = models.PositiveSmallIntegerField(default=0)
     removed = models.BooleanField(default=False)
+    # Removed and blocked by the host: the phone that had this place cannot join the room again, under any name.
+    blocked = models.BooleanField(default=False)
     # The player's time on each question, in percent of the room's timer (extra time: 150 or 200). Their own
     # deadline and scoring window follow it (lobby.machine.time_window_ms).
     time_percent = models.PositiveSmallIntegerField(

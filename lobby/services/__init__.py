@@ -26,6 +26,7 @@ from lobby.services.answers import (
 from lobby.services.players import (
     Joined,
     JoinIn,
+    player_blocked_check,
     player_join,
     player_remove,
     player_resume,
@@ -78,6 +79,7 @@ __all__ = [
     "host_resume",
     "host_token_for_owner",
     "normalize_code",
+    "player_blocked_check",
     "player_join",
     "player_remove",
     "player_resume",

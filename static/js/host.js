@@ -203,7 +203,14 @@ function renderLobby(state) {
           attrs: { type: "button", "aria-label": interpolate(gettext("Remove %s"), [p.nickname]) },
         });
         remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
-        item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p), remove);
+        // Removed and blocked: that phone cannot join this room again under another name.
+        const block = el("button", {
+          text: gettext("Block"),
+          className: "btn btn-small",
+          attrs: { type: "button", "aria-label": interpolate(gettext("Remove and block %s"), [p.nickname]) },
+        });
+        block.addEventListener("click", () => socket.send({ type: "remove", player: p.id, block: true }));
+        item.append(el("span", { text: p.nickname, className: "nick" }), timeControl(p), remove, block);
         return item;
       }),
     ),

@@ -31,6 +31,8 @@ function handle(message) {
   switch (message.type) {
     case "joined":
       localStorage.setItem(storageKey, message.token);
+      // Kept after a removal too: a join from this browser names its last place, which the host may have blocked.
+      localStorage.setItem(`${storageKey}:last`, message.token);
       $("me").textContent = message.player.nickname;
       $("me").hidden = false;
       $("join-hint").hidden = true;
@@ -62,9 +64,9 @@ function handleError(message) {
     $("join-hint").textContent = JOIN_HINTS[message.code];
     $("join-hint").hidden = false;
   }
-  if (message.code === "removed" || message.code === "bad_token") {
+  if (message.code === "removed" || message.code === "bad_token" || message.code === "blocked") {
     localStorage.removeItem(storageKey);
-    if (message.code === "removed") {
+    if (message.code === "removed" || message.code === "blocked") {
       socket.stop();
       $("gone-title").textContent = gettext("You were removed from this game");
       $("gone-text").textContent = message.message;
@@ -84,6 +86,8 @@ $("join-form")?.addEventListener("submit", (event) => { // absent when the game 
   const team = $("join-team");
   if (team && !team.value) return showError(errorBox, gettext("Pick your team."));
   const join = { type: "join", nickname, more_time: $("more-time").checked };
+  const last = localStorage.getItem(`${storageKey}:last`);
+  if (last) join.previous = last;
   if (team) join.team = Number(team.value);
   if (!socket.send(join)) showError(errorBox, gettext("Not connected yet — try again in a moment."));
 });

@@ -75,9 +75,24 @@ def test_a_slide_an_open_question_and_a_quiz_question_with_three_phones(live_url
     for locale, nickname, label, join, *_rest in PHONES:
         phone = browser.new_context(locale=locale, viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
         phone.goto(f"{live_url}/play/{room.code}/")
+        if locale == "de-DE":  # a word the list refuses, in the phone's language
+            phone.get_by_label(label).fill("Scheiße")
+            phone.get_by_role("button", name=join).click()
+            expect(phone.locator("#player-error")).to_contain_text("Dieser Spitzname enthält ein Wort")
         phone.get_by_label(label).fill(nickname)
         phone.get_by_role("button", name=join).click()
         phones.append(phone)
+    # A fourth phone is removed and blocked: a reload and a new name do not bring it back.
+    rude = browser.new_context(locale="en-GB", viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
+    rude.goto(f"{live_url}/play/{room.code}/")
+    rude.get_by_label("Your nickname").fill("Dee")
+    rude.get_by_role("button", name="Join").click()
+    host.get_by_role("button", name="Remove and block Dee").click()
+    expect(rude.locator("#gone-title")).to_have_text("You were removed from this game")
+    rude.reload()
+    rude.get_by_label("Your nickname").fill("Someone Else")
+    rude.get_by_role("button", name="Join").click()
+    expect(rude.locator("#gone-text")).to_have_text("The host removed you from this game and you cannot join it again.")
     expect(host.locator("#player-count")).to_contain_text("3")
     host.get_by_role("button", name="Start the game").click()
 
