@@ -2,6 +2,7 @@ import { Countdown, Reading, ordinal, progressText, renderBoard, renderTeamBoard
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { kindOf } from "./kinds.js";
+import { HostSound } from "./sound.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -9,6 +10,8 @@ const token = root.dataset.token;
 const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
 const reading = new Reading($("q-options"), $("q-reading"));
 countdown.onExpired = () => socket.sync();
+const sound = new HostSound(root.dataset.sounds, { toggle: $("sound-toggle"), volume: $("sound-volume"), note: $("sound-note") });
+countdown.onSecond = (left) => sound.second(left);
 let state = null;
 // The ranks as each question opened (question index -> player id -> rank), so the leaderboard after it shows
 // who moved up. A host page opened at a leaderboard has none for that question and shows no moves.
@@ -23,7 +26,10 @@ const socket = roomSocket(code, {
   onStatus: (text) => ($("conn-status").textContent = text),
   onMessage: (message) => {
     if (message.type === "state") render(message);
-    else if (message.type === "answers") updateAnswered(message);
+    else if (message.type === "answers") {
+      updateAnswered(message);
+      sound.play("answer");
+    }
   },
   onError: (message) => showError($("host-error"), message.message, { hideAfterMs: 5000 }),
 });
@@ -127,6 +133,8 @@ document.addEventListener("keydown", (event) => {
   if (event.target.closest("button, a, input, textarea, select, summary, label")) return;
   if (event.key === "f" || event.key === "F") {
     toggleFullscreen();
+  } else if (event.key === "m" || event.key === "M") {
+    sound.flip();
   } else if (event.key === " " || event.key === "Enter" || event.key === "ArrowRight") {
     event.preventDefault();
     const button = $(NEXT_BUTTON[state.phase] || "");
@@ -143,6 +151,7 @@ const renderPhase = phaseRenderer({
 });
 
 function render(next) {
+  sound.phaseChanged(next.phase, state?.phase);
   state = next;
   if (state.phase !== "question") {
     countdown.stop();
@@ -205,8 +214,8 @@ function renderLobby(state) {
         remove.addEventListener("click", () => socket.send({ type: "remove", player: p.id }));
         // Removed and blocked: that phone cannot join this room again under another name.
         const block = el("button", {
-          text: gettext("Block"),
-          className: "btn btn-small",
+          text: "⛔",
+          className: "btn btn-small block-player",
           attrs: { type: "button", "aria-label": interpolate(gettext("Remove and block %s"), [p.nickname]) },
         });
         block.addEventListener("click", () => socket.send({ type: "remove", player: p.id, block: true }));

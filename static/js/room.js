@@ -52,6 +52,8 @@ export class Countdown {
     const tick = () => {
       const leftMs = Math.max(0, endsAt - performance.now());
       const left = Math.ceil(leftMs / 1000);
+      if (left !== this.lastLeft) this.onSecond?.(left);
+      this.lastLeft = left;
       this.visual.textContent = String(left);
       this.visual.classList.toggle("urgent", left <= 5);
       this.bar?.style.setProperty("--left", String(totalMs > 0 ? Math.min(1, leftMs / totalMs) : 0));

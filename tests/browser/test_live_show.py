@@ -69,7 +69,27 @@ def test_a_slide_an_open_question_and_a_quiz_question_with_three_phones(live_url
     domain = live_url.split("//")[1].split(":")[0]
     context.add_cookies([{"name": "sessionid", "value": session.session_key, "domain": domain, "path": "/"}])
     host = context.new_page()
+    sounds = []
+    host.on("response", lambda r: "/static/sounds/" in r.url and sounds.append((r.status, r.headers["content-type"])))
     host.goto(f"{live_url}/host/{room.code}/")
+
+    # Sound: nothing is loaded before the first key (the page says so); then the lobby's music.
+    expect(host.locator("#sound-note")).to_have_text(" · Sound starts with your first key or click.")
+    expect(host.get_by_role("button", name="Sound on (M)")).to_have_attribute("aria-pressed", "true")
+    host.wait_for_load_state("networkidle")
+    assert sounds == []
+    host.keyboard.press("a")
+    expect(host.locator("#sound-note")).to_be_hidden()
+    host.wait_for_timeout(300)
+    assert sounds and all(status in (200, 206) and kind.startswith("audio/") for status, kind in sounds), sounds
+    expect(host.locator("#phase-lobby")).to_be_visible()
+    host.keyboard.press("m")
+    expect(host.get_by_role("button", name="Sound off (M)")).to_have_attribute("aria-pressed", "false")
+    host.reload()
+    expect(host.locator("#sound-toggle")).to_have_attribute("aria-pressed", "false")
+    expect(host.locator("#phase-lobby")).to_be_visible()
+    host.keyboard.press("m")
+    expect(host.get_by_role("button", name="Sound on (M)")).to_have_attribute("aria-pressed", "true")
 
     phones = []
     for locale, nickname, label, join, *_rest in PHONES:
