@@ -50,6 +50,9 @@ QUIZ_LAN_ADDRESS = (
 # Where players reach the game when that is not where the host opened it (a tunnel, a proxy), e.g.
 # https://quiz.example.org; the join link and QR code use it, and its host is allowed.
 QUIZ_PUBLIC_URL = env("QUIZ_PUBLIC_URL", default="")
+# Words a class may not put on a projector (core/wordfilter.py): on by default; extra words, comma-separated.
+QUIZ_WORD_FILTER = env.bool("QUIZ_WORD_FILTER", default=True)
+QUIZ_WORD_FILTER_EXTRA = [word.strip() for word in env("QUIZ_WORD_FILTER_EXTRA", default="").split(",") if word.strip()]
 if QUIZ_LAN_ADDRESS:
     ALLOWED_HOSTS.append(QUIZ_LAN_ADDRESS)
 if QUIZ_PUBLIC_URL:

@@ -16,7 +16,7 @@ from core import metrics
 from core.i18n import language_from_scope
 from core.text import safe_payload
 from lobby import events, fanout, frames, game_db, heal, ratelimit, rebalance, review, services, standings
-from lobby.exceptions import GameError, PlayerRemoved
+from lobby.exceptions import BadMessage, GameError, PlayerRemoved
 from lobby.game_db import db
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
@@ -29,6 +29,14 @@ logger = logging.getLogger(__name__)
 DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
+
+
+def _whole(message: dict, field: str, missing: str) -> int:
+    """The message's whole number `field` (not a boolean); BadMessage with `missing` when it has none."""
+    value = message.get(field)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadMessage(missing)
+    return value
 
 
 class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
@@ -144,6 +152,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             nickname=message.get("nickname"),
             asks_more_time=message.get("more_time") is True,
             team=message.get("team"),
+            previous=message.get("previous"),  # the token this phone last held in the room: blocked or not
         )
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
@@ -211,17 +220,18 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def on_remove(self, message):
         self._require("host")
-        player_id = message.get("player")
-        if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", _("Say which player to remove."))
-        await db(services.player_remove)(room_id=self.room_id, player_id=player_id)
+        player_id = _whole(message, "player", _("Say which player to remove."))
+        await db(services.player_remove)(room_id=self.room_id, player_id=player_id, block=message.get("block") is True)
+
+    async def on_hide_word(self, message):
+        """The host hides a word of the current open question's cloud: {"word": "..."}; in no later frame."""
+        self._require("host")
+        await db(services.word_hide)(room_id=self.room_id, word=message.get("word"))
 
     async def on_void(self, message):
         """The host takes a played question out of this room's scores (points removed, leaderboard recomputed)."""
         self._require("host")
-        index = message.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            return await self.send_error("bad_message", _("Say which question to void."))
+        index = _whole(message, "index", _("Say which question to void."))
         await db(review.question_void)(room_id=self.room_id, question_index=index, by_host=True)
 
     async def on_lock(self, message):
@@ -234,9 +244,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_extra_time(self, message):
         """The host gives a player extra time: {"player": id, "percent": 100 | 150 | 200}."""
         self._require("host")
-        player_id = message.get("player")
-        if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", _("Say which player gets extra time."))
+        player_id = _whole(message, "player", _("Say which player gets extra time."))
         await db(services.player_time_set)(
             room_id=self.room_id, player_id=player_id, time_percent=message.get("percent")
         )
@@ -244,9 +252,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_decline_time(self, message):
         """The host declines a player's "I need more time": {"player": id}."""
         self._require("host")
-        player_id = message.get("player")
-        if not isinstance(player_id, int) or isinstance(player_id, bool):
-            return await self.send_error("bad_message", _("Say whose request to decline."))
+        player_id = _whole(message, "player", _("Say whose request to decline."))
         await db(services.player_time_request_decline)(room_id=self.room_id, player_id=player_id)
 
     async def on_speed_bonus(self, message):
@@ -260,25 +266,19 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_reading(self, message):
         """{"seconds": 0-10}, in the lobby: the moment to read before each question's options appear."""
         self._require("host")
-        seconds = message.get("seconds")
-        if not isinstance(seconds, int) or isinstance(seconds, bool):
-            return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 10."))
+        seconds = _whole(message, "seconds", _("Say seconds: a whole number from 0 to 10."))
         await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
 
     async def on_team_talk(self, message):
         """{"seconds": 0-30}, in the lobby of a room with teams: team talk before each question's clock starts."""
         self._require("host")
-        seconds = message.get("seconds")
-        if not isinstance(seconds, int) or isinstance(seconds, bool):
-            return await self.send_error("bad_message", _("Say seconds: a whole number from 0 to 30."))
+        seconds = _whole(message, "seconds", _("Say seconds: a whole number from 0 to 30."))
         await db(services.room_set_team_talk_seconds)(room_id=self.room_id, team_talk_seconds=seconds)
 
     async def on_team(self, message):
         """A player of a room with named teams moves to another of its teams: {"team": id}, in the lobby."""
         self._require("player")
-        team_id = message.get("team")
-        if not isinstance(team_id, int) or isinstance(team_id, bool):
-            return await self.send_error("bad_message", _("Say which team: its number."))
+        team_id = _whole(message, "team", _("Say which team: its number."))
         await db(services.player_team_set)(room_id=self.room_id, player_id=self.player_id, team_id=team_id)
 
     async def on_sync(self, message):

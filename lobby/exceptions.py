@@ -18,6 +18,11 @@ class GameError(Exception):
     default_message = _("That did not work.")
 
 
+class BadMessage(GameError):
+    code = "bad_message"
+    default_message = _("That message is not one the game understands.")
+
+
 class RoomNotFound(GameError):
     code = "room_not_found"
     default_message = _("There is no game with that code. Check the code on the host's screen.")
@@ -49,6 +54,10 @@ class NicknameCharacters(NicknameInvalid):
     )
 
 
+class NicknameBlocked(NicknameInvalid):
+    default_message = _("That nickname has a word that cannot go on the big screen. Choose another.")
+
+
 class NicknameTaken(GameError):
     code = "nickname_taken"
     default_message = _("Someone in this game already has that nickname. Choose another.")
@@ -62,6 +71,11 @@ class BadToken(GameError):
 class PlayerRemoved(GameError):
     code = "removed"
     default_message = _("The host removed you from this game.")
+
+
+class PlayerBlocked(GameError):
+    code = "blocked"
+    default_message = _("The host removed you from this game and you cannot join it again.")
 
 
 class NotNow(GameError):

@@ -35,9 +35,13 @@ def join_allowed(*, ip: str, code: str) -> None:
         raise ratelimit.RateLimited()
 
 
-async def join(*, ip: str, code: str, nickname: object, asks_more_time: bool, team: object = None) -> services.Joined:
-    """Join under the IP's limits, in the next batch of joins."""
+async def join(
+    *, ip: str, code: str, nickname: object, asks_more_time: bool, team: object = None, previous: object = None
+) -> services.Joined:
+    """Join under the IP's limits, in the next batch of joins; not from a phone the host blocked (`previous`)."""
     await db(join_allowed)(ip=ip, code=code)
+    if previous:
+        await db(services.player_blocked_check)(previous=previous, code=code)
     try:
         return await joins.submit(
             services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team)

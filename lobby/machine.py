@@ -38,18 +38,23 @@ class IllegalMove(Exception):
     pass
 
 
-def transition(current: Position, action: Action, *, total: int, more_coming: bool = False) -> Position:
+def transition(
+    current: Position, action: Action, *, total: int, more_coming: bool = False, slide: bool = False
+) -> Position:
     """Where `action` takes a game at `current`; raises IllegalMove when it does not apply. `total`: the questions
     ready to play; `more_coming`: more may still be added (a round still being written), so a leaderboard whose
-    next question is not ready yet stays where it is (the room waits) instead of finishing the game."""
+    next question is not ready yet stays where it is (the room waits) instead of finishing the game. `slide`: the
+    current step asks nothing (quiz/kinds/slide.py), so the host's next or close goes straight to the next step,
+    with no reveal and no leaderboard."""
     phase, index = current.phase, current.index
     if action is Action.START and phase is Phase.LOBBY and total > 0:
         return Position(Phase.QUESTION, 0)
-    if action is Action.CLOSE and phase is Phase.QUESTION:
+    past_slide = slide and phase is Phase.QUESTION and action in (Action.NEXT, Action.CLOSE)
+    if action is Action.CLOSE and phase is Phase.QUESTION and not past_slide:
         return Position(Phase.REVEAL, index)
     if action is Action.NEXT and phase is Phase.REVEAL:
         return Position(Phase.LEADERBOARD, index)
-    if action is Action.NEXT and phase is Phase.LEADERBOARD:
+    if past_slide or (action is Action.NEXT and phase is Phase.LEADERBOARD):
         if index + 1 < total:
             return Position(Phase.QUESTION, index + 1)
         if more_coming:

@@ -46,6 +46,9 @@ class Room(models.Model):
     written_live = models.BooleanField(default=False, db_index=True)
     waiting_since = models.DateTimeField(null=True, blank=True)
     end_note = models.CharField(max_length=10, blank=True, default="")
+    # Words the host hid from an open question's word cloud: question index (as text) -> folded words
+    # (quiz/kinds/open.py); a hidden word is in no later frame.
+    hidden_words = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
@@ -80,6 +83,8 @@ class Player(models.Model):
     score = models.IntegerField(default=0)
     streak = models.PositiveSmallIntegerField(default=0)
     removed = models.BooleanField(default=False)
+    # Removed and blocked by the host: the phone that had this place cannot join the room again, under any name.
+    blocked = models.BooleanField(default=False)
     # The player's time on each question, in percent of the room's timer (extra time: 150 or 200). Their own
     # deadline and scoring window follow it (lobby.machine.time_window_ms).
     time_percent = models.PositiveSmallIntegerField(

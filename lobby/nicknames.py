@@ -4,7 +4,8 @@ nothing a person cannot see: no control, private-use, unassigned or invisible ch
 
 import regex
 
-from lobby.exceptions import NicknameCharacters, NicknameInvalid
+from core.wordfilter import blocked
+from lobby.exceptions import NicknameBlocked, NicknameCharacters, NicknameInvalid
 
 NICKNAME_MAX = 20
 # The longest emoji sequences are 10 code points (a kiss with two skin tones); a letter with more marks stacked
@@ -52,5 +53,7 @@ def clean_nickname(raw: object) -> tuple[str, str]:
         raise NicknameInvalid()
     if not _BLANK.sub("", nickname):
         raise NicknameCharacters()
+    if blocked(nickname):
+        raise NicknameBlocked()
     # casefold() can lengthen a name ("ß" -> "ss"); the key column holds NICKNAME_MAX code points.
     return nickname, nickname.casefold()[:NICKNAME_MAX]

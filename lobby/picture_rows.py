@@ -13,7 +13,7 @@ _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "que
                 "no_speed_bonus", "reading_seconds", "question_started_at",
                 "teams_mode", "team_talk_seconds",
                 "written_live", "round__writing", "round__expected_count", "waiting_since", "end_note",
-                "round__check_counts")  # fmt: skip
+                "round__check_counts", "hidden_words")  # fmt: skip
 _ROOM_BOOLEANS = ("locked", "no_speed_bonus", "written_live", "round__writing")
 _ROOM_TIMES = ("deadline", "question_started_at", "waiting_since")
 
@@ -48,6 +48,7 @@ def room_row(room_id: int) -> dict:
         room[name] = aware(room[name])
     counts = Round._meta.get_field("check_counts")
     room["round__check_counts"] = counts.from_db_value(room["round__check_counts"], None, connection) or {}
+    room["hidden_words"] = Room._meta.get_field("hidden_words").from_db_value(room["hidden_words"], None, connection)
     return room
 
 

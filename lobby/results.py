@@ -138,8 +138,11 @@ def game_results(*, room: Room) -> GameResults:
 
     results = []
     for index, question in enumerate(questions):
-        given = by_question.get(index, []) if index in closed else []
         kind = kind_of(question)
+        if not kind.asks:
+            closed.discard(index)  # a slide is counted nowhere as a question
+            continue
+        given = by_question.get(index, []) if index in closed else []
         counts = kind.tally(question, [(option, response) for option, response, _, _ in given])
         marked = kind.marked(question)
         total = len(given)

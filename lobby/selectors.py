@@ -170,9 +170,17 @@ def room_picture(*, room_id: int) -> Picture:
         }
         if question.image:
             snapshot["question"]["image"] = question.image
+        # "Question 3 of 10" counts questions only: a slide has no number (quiz/kinds/slide.py).
+        asking = [
+            kind_of(round_question_facts(round_id=room["round_id"], position=i)).asks
+            for i in range(room["question_count"])
+        ]
+        snapshot["numbering"] = {"number": sum(asking[: index + 1]) if kind.asks else None, "of": sum(asking)}
         answers = picture_rows.answer_rows(room_id, index)
         snapshot["answered_count"] = len(answers)
-        if phase == Phase.QUESTION:
+        if phase == Phase.QUESTION and not kind.asks:
+            snapshot.update(reading_ms=0, remaining_ms=0)
+        elif phase == Phase.QUESTION:
             # Everyone's time at x1 (the host's countdown; a player's own is in their `you`): the room's deadline
             # is the last extended one.
             offset = machine.own_deadline_offset_ms(
@@ -200,7 +208,8 @@ def room_picture(*, room_id: int) -> Picture:
                 "crowd_disagrees": crowd is not None and crowd.disagrees,
                 "explanation": question.explanation,
                 "source": question.source,
-                **kind.reveal(question, order, given),
+                # Without the words the host hid (an open question's cloud): they are in no later frame.
+                **kind.reveal_hiding(question, order, given, (room["hidden_words"] or {}).get(str(index), ())),
             }
             results = {
                 player_id: (kind.shown(question, order, option, response), correct, points)

@@ -66,6 +66,12 @@ class QuestionBlockForm(forms.Form):
         ),
         widget=forms.TextInput(attrs={"maxlength": 1100}),
     )
+    max_answers = forms.ChoiceField(
+        required=False,
+        choices=[(str(n), str(n)) for n in range(1, 6)],
+        initial="3",
+        label=_("Answers each player may send"),
+    )
     number_answer = forms.CharField(
         required=False, label=_("The right number"), widget=forms.TextInput(attrs={"inputmode": "decimal"})
     )
@@ -142,6 +148,7 @@ class QuestionBlockForm(forms.Form):
         "truth": kinds_with(answer_field="truth"),
         "answers": kinds_with(answer_field="answers"),
         "value": kinds_with(answer_field="value"),
+        "up_to": kinds_with(answer_field="up_to"),
     }
 
     @staticmethod
@@ -167,6 +174,7 @@ class QuestionBlockForm(forms.Form):
             "truth": ("truth", correct),
             "answers": ("answers", correct),
             "value": ("number_answer", correct),
+            "up_to": ("max_answers", correct),
         }.get(kind.answer_field)
         if answer:
             initial[answer[0]] = answer[1]
@@ -191,6 +199,7 @@ class QuestionBlockForm(forms.Form):
             "truth": data.get("truth", ""),
             "answers": data.get("answers", ""),
             "value": data.get("number_answer", ""),
+            "up_to": data.get("max_answers", ""),
         }.get(answer_field, "")
 
     def option_rows(self) -> list[dict[str, Any]]:

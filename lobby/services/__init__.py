@@ -7,6 +7,7 @@
 - `answers.py`: answers stored in batches, then counted (a question everyone has answered closes);
 - `reports.py`: players' reports of a question;
 - `teams.py`: a room's teams, where a joining player goes, a player's switch of team in the lobby;
+- `words.py`: words the host hides from the big screen (an open question's cloud);
 - `common.py`: what several of them share (the lobby-sized bump, the room's closing time).
 
 The names are re-exported here, so callers write `from lobby import services` and `services.game_act(...)`.
@@ -25,6 +26,7 @@ from lobby.services.answers import (
 from lobby.services.players import (
     Joined,
     JoinIn,
+    player_blocked_check,
     player_join,
     player_remove,
     player_resume,
@@ -52,6 +54,7 @@ from lobby.services.rooms import (
     rooms_move,
 )
 from lobby.services.teams import player_team_set, room_set_team_talk_seconds
+from lobby.services.words import word_hide
 from lobby.tokens import player_token
 
 __all__ = [
@@ -76,6 +79,7 @@ __all__ = [
     "host_resume",
     "host_token_for_owner",
     "normalize_code",
+    "player_blocked_check",
     "player_join",
     "player_remove",
     "player_resume",
@@ -87,6 +91,7 @@ __all__ = [
     "question_close",
     "report_create",
     "resume_after_outage",
+    "word_hide",
     "writing_tick",
     "room_by_code",
     "room_create",

@@ -51,7 +51,7 @@ class AnswerIn:
     question_index: object
     option: object = None
     received_at: datetime | None = None
-    # The answer frame's own fields ("option", "options", "text", "order", "value"); None: just `option`.
+    # The answer frame's own fields ("option", "options", "text", "texts", "order", "value"); None: just `option`.
     given: Mapping[str, Any] | None = None
 
     def fields(self) -> Mapping[str, Any]:
@@ -59,7 +59,7 @@ class AnswerIn:
 
 
 # The fields an answer frame may carry, one per kind of answer (quiz/kinds).
-ANSWER_FIELDS = ("option", "options", "text", "order", "value")
+ANSWER_FIELDS = ("option", "options", "text", "texts", "order", "value")
 
 
 def answer_given(frame: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,12 +200,13 @@ def _judge_answer(
     now = answer.received_at or timezone.now()
     timer_ms = room.timer_seconds * 1000
     # The room's deadline is the last of its players'; this player's own may be earlier.
-    own_deadline = room.deadline - timedelta(
+    # None: a slide, which has no clock (its kind refuses every answer below).
+    own_deadline = room.deadline and room.deadline - timedelta(
         milliseconds=machine.own_deadline_offset_ms(
             timer_ms=timer_ms, time_percent=room.answering_time_percent, closing_percent=room.closing_time_percent
         )
     )
-    if now > own_deadline:
+    if own_deadline is not None and now > own_deadline:
         raise TooLate()
     if room.question_started_at is not None and now < room.question_started_at:
         if now >= room.question_started_at - timedelta(seconds=room.team_talk_seconds):

@@ -16,6 +16,7 @@ from lobby.exceptions import (
     GameOver,
     NicknameTaken,
     NotNow,
+    PlayerBlocked,
     PlayerRemoved,
     RoomFull,
     RoomLocked,
@@ -142,11 +143,26 @@ def player_resume(*, token: object, code: str) -> Player:
     return player
 
 
-def player_remove(*, room_id: int, player_id: int) -> None:
+def player_blocked_check(*, previous: object, code: str) -> None:
+    """Refuse a join from a phone whose earlier place in this room the host removed and blocked: it sends the
+    token it held there (`previous`), whatever nickname it now asks for."""
+    parsed = read_player_token(previous) if previous else None
+    if (
+        parsed is not None
+        and parsed[0] == normalize_code(code)
+        and Player.objects.filter(pk=parsed[1], room__code=parsed[0], blocked=True).exists()
+    ):
+        raise PlayerBlocked()
+
+
+def player_remove(*, room_id: int, player_id: int, block: bool = False) -> None:
+    """Take a player out of the room; with `block`, their phone cannot join it again under another name."""
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         before = closing_percent(room_id)
-        updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(removed=True)
+        updated = Player.objects.filter(pk=player_id, room_id=room_id, removed=False).update(
+            removed=True, blocked=bool(block)
+        )
         if updated:
             # The one with the most extra time has gone: the question closes at the new last deadline.
             _refit_deadline(room, before)

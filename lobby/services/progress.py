@@ -28,10 +28,18 @@ def _compare_and_set(room: Room, target: Position, **fields) -> bool:
     return updated == 1
 
 
-def _start_question_fields(room: Room) -> dict:
+def _asks(room: Room, index: int) -> bool:
+    """Whether the round's step `index` is a question (a slide asks nothing: quiz/kinds/slide.py)."""
+    return kind_of(round_question_facts(round_id=room.round_id, position=index)).asks
+
+
+def _start_question_fields(room: Room, index: int) -> dict:
     """The room's deadline is the last of its players' own: the clock closes the question then. With a moment to
     read, the question's clock (and its speed bonus) starts when its options appear, that many seconds on; with
-    team talk, that many seconds later again (the options are shown, the answers wait)."""
+    team talk, that many seconds later again (the options are shown, the answers wait). A slide has no deadline:
+    the host's key moves it on."""
+    if not _asks(room, index):
+        return {"question_started_at": timezone.now(), "deadline": None}
     opens = timezone.now() + timedelta(seconds=room.reading_seconds + room.team_talk_seconds)
     window = machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=closing_percent(room.pk))
     return {"question_started_at": opens, "deadline": opens + timedelta(milliseconds=window)}
@@ -44,7 +52,8 @@ def game_act(
     room = Room.objects.get(pk=room_id)
     if expected_phase is not None and (room.phase != expected_phase or room.question_index != expected_index):
         return False
-    if action is Action.CLOSE:
+    slide = room.phase == Phase.QUESTION and not _asks(room, room.question_index)
+    if action is Action.CLOSE and not slide:
         return question_close(room_id=room_id, question_index=room.question_index)
     total, more_coming, expected = room.question_count, False, None
     if room.written_live:
@@ -52,7 +61,7 @@ def game_act(
         readiness = round_readiness(round_id=room.round_id)
         total, more_coming, expected = max(readiness.ready, room.question_count), readiness.writing, readiness.expected
     try:
-        target = machine.transition(room.position, action, total=total, more_coming=more_coming)
+        target = machine.transition(room.position, action, total=total, more_coming=more_coming, slide=slide)
     except machine.IllegalMove:
         raise NotNow() from None
     if action is Action.START and not room.players.filter(removed=False).exists():
@@ -66,7 +75,7 @@ def game_act(
             if waits:
                 events.room_changed(room_id=room.pk)
         return bool(waits)
-    fields = _start_question_fields(room) if target.phase == Phase.QUESTION else {}
+    fields = _start_question_fields(room, target.index) if target.phase == Phase.QUESTION else {}
     if room.written_live:
         fields.update(_written_live_fields(target, ready=total, expected=expected))
     with transaction.atomic():
@@ -109,7 +118,8 @@ def writing_tick() -> int:
         if room.phase != Phase.LEADERBOARD:
             continue
         if room.question_index + 1 < ready:
-            target, fields = Position(Phase.QUESTION, room.question_index + 1), _start_question_fields(room)
+            target = Position(Phase.QUESTION, room.question_index + 1)
+            fields = _start_question_fields(room, target.index)
         elif not writing or waiting_since <= waited_enough:
             target, fields = Position(Phase.FINISHED, room.question_index), {}
         else:
@@ -198,7 +208,7 @@ def resume_after_outage() -> int:
     held back by the outage land before the clock closes it. Idempotent: every process's clock may call it."""
     floor = timezone.now() + timedelta(seconds=settings.DB_OUTAGE_RESUME_SECONDS)
     # In a room with extra time the deadline is the last player's: everyone's own must reach the floor.
-    open_rooms = Room.objects.filter(phase=Phase.QUESTION).annotate(
+    open_rooms = Room.objects.filter(phase=Phase.QUESTION, deadline__isnull=False).annotate(
         closing=Max("players__time_percent", filter=Q(players__removed=False))
     )
     extended = 0

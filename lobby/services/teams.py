@@ -3,6 +3,7 @@
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core.wordfilter import blocked
 from lobby import teams
 from lobby.exceptions import NotNow
 from lobby.machine import Phase
@@ -48,6 +49,8 @@ def teams_settings_clean(
         names = teams.team_names_parse(team_names)
     except BadTeams as error:
         raise NotNow(_bad_names_message(str(error))) from None
+    if any(blocked(name) for name in names):
+        raise NotNow(_("A team name has a word that cannot go on the big screen. Choose another."))
     return TeamsMode.NAMED, names, team_talk_seconds
 
 

@@ -1,9 +1,9 @@
 """Question kinds: the one place that knows a question's shape (quiz/kinds/base.py says what a kind is).
 
 `single` (one right option), `true_false`, `multi` (several right), `typed` (type the answer), `order` (put in
-order), `number` and `poll`. A question's `kind` names one; an empty or absent one is `single`, so every round
-file and pack from before kinds reads as it did. Adding a kind: a module here with a `Kind` subclass, its line
-in `KINDS`, and its drawing in static/js/kinds.js."""
+order), `number`, `poll`, `open` (a word cloud) and `slide` (asks nothing). A question's `kind` names one; an
+empty or absent one is `single`, so every round file and pack from before kinds reads as it did. Adding a kind:
+a module here with a `Kind` subclass, its line in `KINDS`, and its drawing in static/js/kinds.js."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -14,15 +14,17 @@ from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import BadAnswer, GateAsk, Judged, Kind, Shape
 from quiz.kinds.multi import Multi
 from quiz.kinds.number import Number
+from quiz.kinds.open import Open
 from quiz.kinds.order import Order
 from quiz.kinds.poll import Poll
 from quiz.kinds.single import Single, parse_correct
+from quiz.kinds.slide import Slide
 from quiz.kinds.true_false import TrueFalse
 from quiz.kinds.typed import Typed
 
 DEFAULT = "single"
 KINDS: dict[str, Kind] = {
-    kind.name: kind for kind in (Single(), TrueFalse(), Multi(), Typed(), Order(), Number(), Poll())
+    kind.name: kind for kind in (Single(), TrueFalse(), Multi(), Typed(), Order(), Number(), Poll(), Open(), Slide())
 }
 
 

@@ -81,6 +81,16 @@ def yes_no_ask(question: Held, claim: str, *, yes: bool = True) -> GateAsk:
     return GateAsk(text=f"{question.text} — {claim}", options=YES_NO, correct_index=YES if yes else NO, claim=claim)
 
 
+# What the checker is asked about a step with no answer to check (an open question, a slide): its claims only.
+CLAIMS_ONLY = "Claims check only (no answer to check): is every factual claim in this text true?"
+
+
+def claims_only_ask(question: Held) -> GateAsk:
+    """The one ask of a step with no answer: are its title's and text's (its explanation's) claims true? The
+    audit names it by `CLAIMS_ONLY`, so it says what was checked and that there was no answer to check."""
+    return yes_no_ask(question, CLAIMS_ONLY)
+
+
 class BadAnswer(Exception):
     """An answer of the wrong shape for its question: the message says what the player should send."""
 
@@ -156,11 +166,14 @@ class Kind:
     shuffled = True
     # The editor (quiz/forms.py): does it fill the options A-F, and which of its fields holds the answer:
     # "correct" (one option's radio), "correct_many" (a box per option), "truth" (true or false), "answers"
-    # (accepted answers), "value" (the number, its tolerance, min, max and unit), or none.
+    # (accepted answers), "value" (the number, its tolerance, min, max and unit), "up_to" (how many answers a
+    # player may send), or none.
     uses_options = True
     answer_field = ""
     # Are its answers counted per option on the results page?
     tallied = True
+    # Is it a question at all? A slide is not: no answer, no reveal, no number, not in the results.
+    asks = True
 
     # What the writer's instructions call questions of this kind ("multiple-choice questions").
     writer_noun = ""
@@ -215,6 +228,12 @@ class Kind:
     def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
         """What the host and every phone see at the reveal, from the stored (option, response) of each answer."""
         raise NotImplementedError
+
+    def reveal_hiding(
+        self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]], hidden: Any
+    ) -> dict[str, Any]:
+        """`reveal` without the words the host hid (folded): only a kind that shows players' own words has any."""
+        return self.reveal(question, order, answers)
 
     def crowd(self, question: Held, answers: Sequence[tuple[int, Any]]) -> tuple[list[int], int] | None:
         """The answers per option in the round's order and the marked option, for the crowd's verdict (did a

@@ -5,7 +5,6 @@ in an answer of 6 letters or more one typo: one letter wrong, missing or extra, 
 ("Canbera", "Canberar", "Cnaberra" for "Canberra"). The reveal shows the accepted answer and the room's most
 common answers, as text."""
 
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from rapidfuzz.distance import OSA
 
 from core.text import clean_line
+from core.wordfilter import blocked, fold
 from quiz.exceptions import InvalidQuestion
 from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, clean_text, text_schema, yes_no_ask
 
@@ -23,18 +23,6 @@ MAX_TYPED = 100
 # An accepted answer this long (folded) forgives one typo.
 TYPO_FROM = 6
 COMMON_SHOWN = 5
-
-
-def fold(text: str) -> str:
-    """What matching compares: no accents, no case, no punctuation, single spaces."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = []
-    for char in decomposed:
-        category = unicodedata.category(char)
-        if category == "Mn":
-            continue
-        kept.append(" " if category[0] in "PSZ" else char)
-    return " ".join("".join(kept).casefold().split())
 
 
 def typed_matches(typed: str, accepted: Sequence[str]) -> bool:
@@ -122,7 +110,8 @@ class Typed(Kind):
         groups: Counter[str] = Counter()
         spelled: dict[str, Counter[str]] = {}
         for _option, response in answers:
-            if isinstance(response, str) and fold(response):
+            # A word the list refuses never reaches the big screen (core/wordfilter.py).
+            if isinstance(response, str) and fold(response) and not blocked(response):
                 key = fold(response)
                 groups[key] += 1
                 spelled.setdefault(key, Counter())[response] += 1

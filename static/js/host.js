@@ -2,6 +2,7 @@ import { Countdown, Reading, endNote, ordinal, progressText, renderBoard, render
 import { $, el, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { kindOf } from "./kinds.js";
+import { HostSound } from "./sound.js";
 
 const root = $("host");
 const code = root.dataset.code;
@@ -9,6 +10,8 @@ const token = root.dataset.token;
 const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
 const reading = new Reading($("q-options"), $("q-reading"));
 countdown.onExpired = () => socket.sync();
+const sound = new HostSound(root.dataset.sounds, { toggle: $("sound-toggle"), volume: $("sound-volume"), note: $("sound-note") });
+countdown.onSecond = (left) => sound.second(left);
 let state = null;
 // The ranks as each question opened (question index -> player id -> rank), so the leaderboard after it shows
 // who moved up. A host page opened at a leaderboard has none for that question and shows no moves.
@@ -23,7 +26,10 @@ const socket = roomSocket(code, {
   onStatus: (text) => ($("conn-status").textContent = text),
   onMessage: (message) => {
     if (message.type === "state") render(message);
-    else if (message.type === "answers") updateAnswered(message);
+    else if (message.type === "answers") {
+      updateAnswered(message);
+      sound.play("answer");
+    }
   },
   onError: (message) => showError($("host-error"), message.message, { hideAfterMs: 5000 }),
 });
@@ -47,6 +53,8 @@ $("void-btn").addEventListener("click", (event) => {
   }
   socket.send({ type: "void", index: state.question_index });
 });
+// A word of an open question's cloud, hidden with one click (static/js/kinds.js raises the event).
+$("r-options").addEventListener("hide-word", (event) => socket.send({ type: "hide_word", word: event.detail }));
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 $("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
 $("reading-seconds").addEventListener("change", (event) => socket.send({ type: "reading", seconds: Number(event.target.value) }));
@@ -138,6 +146,8 @@ document.addEventListener("keydown", (event) => {
   if (event.target.closest("button, a, input, textarea, select, summary, label")) return;
   if (event.key === "f" || event.key === "F") {
     toggleFullscreen();
+  } else if (event.key === "m" || event.key === "M") {
+    sound.flip();
   } else if (event.key === " " || event.key === "Enter" || event.key === "ArrowRight") {
     event.preventDefault();
     const button = $(NEXT_BUTTON[state.phase] || "");
@@ -154,6 +164,7 @@ const renderPhase = phaseRenderer({
 });
 
 function render(next) {
+  sound.phaseChanged(next.phase, state?.phase);
   state = next;
   if (state.phase !== "question") {
     countdown.stop();
@@ -228,7 +239,15 @@ function renderLobby(state) {
           ? [el("span", { text: percent === 150 ? "×1.5" : "×2", className: "time-given", attrs: { title: gettext("Extra time") } })]
           : [];
         const asks = state.time_requests.includes(p.id) ? [timeControl(p, { select: false })] : [];
-        item.append(el("span", { text: p.nickname, className: "nick" }), ...given, ...asks, remove);
+
+        // Removed and blocked: that phone cannot join this room again under another name.
+        const block = el("button", {
+          text: "⛔",
+          className: "btn btn-small block-player",
+          attrs: { type: "button", "aria-label": interpolate(gettext("Remove and block %s"), [p.nickname]) },
+        });
+        block.addEventListener("click", () => socket.send({ type: "remove", player: p.id, block: true }));
+        item.append(el("span", { text: p.nickname, className: "nick" }), ...given, ...asks, remove, block);
         return item;
       }),
     ),
@@ -306,6 +325,10 @@ function renderQuestion(state) {
   showPicture($("q-picture"), q.image);
   renderPictureUnseen(state);
   kindOf(q).hostQuestion(q, $("q-options"));
+  // A slide: no clock and no answers to count; the main button (and Space) moves on.
+  const slide = kindOf(q).timed === false;
+  $("phase-question").dataset.slide = slide ? "true" : "";
+  $("close-btn").textContent = slide ? gettext("Next") : gettext("Close now");
   $("answered-count").textContent = String(state.answered_count);
   $("answered-total").textContent = String(state.player_count);
   // Everyone tied (before the first question, or while nobody has scored) is no ranking to move from: the
@@ -318,7 +341,7 @@ function renderQuestion(state) {
   // With a moment to read, the options and the clock wait for it (each fresher frame says how long is left).
   countdown.stop();
   $("timer").textContent = "";
-  reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000), state.talk_ms);
+  if (!slide) reading.start(state.reading_ms, () => countdown.start(state.remaining_ms, state.timer_seconds * 1000), state.talk_ms);
 }
 
 function renderReveal(state) {
@@ -329,6 +352,7 @@ function renderReveal(state) {
   $("r-text").textContent = q.text;
   showPicture($("r-picture"), q.image);
   renderPictureUnseen(state);
+  $("r-options").dataset.kind = q.kind;
   kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;

@@ -279,7 +279,80 @@ const number = {
   },
 };
 
-export const KINDS = { single: pickOne, true_false: pickOne, poll, multi, typed, order, number };
+// Open answers: up to `up_to` short answers typed on the phone; the reveal is the room's word cloud, each word
+// sized by how many players sent it. On the host's screen each word has a button that hides it (the page sends
+// {"type": "hide_word"} on the "hide-word" event; the server drops it from every later frame).
+const open = {
+  hostQuestion(q, container) {
+    container.replaceChildren(noteItem(interpolate(ngettext("Send one word or a few on your phone.", "Send up to %s words or short answers on your phone.", q.up_to), [q.up_to])));
+  },
+  playerControls(q, container, send) {
+    const inputs = Array.from({ length: q.up_to || 1 }, (_, i) =>
+      el("input", { className: "typed-input open-input", attrs: { id: `open-answer-${i}`, type: "text", maxlength: String(q.max_length || 40), autocomplete: "off", "aria-label": interpolate(gettext("Answer %s"), [i + 1]) } }),
+    );
+    const submit = submitButton(gettext("Send my answer"), () => {
+      const texts = inputs.map((input) => input.value.trim()).filter(Boolean);
+      if (texts.length) send({ texts });
+    });
+    for (const input of inputs) input.addEventListener("keydown", (event) => event.key === "Enter" && submit.click());
+    container.replaceChildren(el("p", { text: gettext("Your words: no right or wrong."), className: "kind-hint" }), ...inputs, submit);
+  },
+  keyAnswer() {
+    return null;
+  },
+  markChosen() {},
+  givenText(q, given) {
+    return (given || []).map((text) => `“${text}”`).join(" ");
+  },
+  hostReveal(q, reveal, container) {
+    const top = Math.max(1, ...reveal.cloud.map((entry) => entry.count));
+    const words = reveal.cloud.map((entry) => {
+      const item = el("li", { className: "cloud-word" });
+      // Sized by count through the CSSOM (the Content-Security-Policy refuses inline styles): 1 to 4.
+      item.style.setProperty("--weight", String(1 + (3 * (entry.count - 1)) / Math.max(1, top - 1)));
+      item.dataset.count = String(entry.count);
+      const hide = el("button", { text: "×", className: "hide-word", attrs: { type: "button", "aria-label": interpolate(gettext("Hide “%s”"), [entry.word]) } });
+      hide.addEventListener("click", () => container.dispatchEvent(new CustomEvent("hide-word", { bubbles: true, detail: entry.key })));
+      item.append(el("span", { text: entry.word, className: "word", attrs: { title: interpolate(ngettext("%s player", "%s players", entry.count), [entry.count]) } }), hide);
+      return item;
+    });
+    container.replaceChildren(...(words.length ? words : [noteItem(gettext("No words yet."))]));
+  },
+  answerText() {
+    return gettext("Open answers: no right answer");
+  },
+  isRight() {
+    return null;
+  },
+};
+
+// A slide asks nothing: the big screen shows its text (the title is the question's text, the picture the
+// question's), the phones say to look at the screen, and the host's key moves on. No clock, no answer count.
+const slide = {
+  timed: false,
+  hostQuestion(q, container) {
+    container.replaceChildren(...(q.body ? [el("li", { text: q.body, className: "slide-body" })] : []));
+  },
+  playerControls(q, container) {
+    container.replaceChildren(el("p", { text: gettext("Look at the screen"), className: "slide-look" }));
+  },
+  keyAnswer() {
+    return null;
+  },
+  markChosen() {},
+  givenText() {
+    return "";
+  },
+  hostReveal() {},
+  answerText() {
+    return "";
+  },
+  isRight() {
+    return null;
+  },
+};
+
+export const KINDS = { single: pickOne, true_false: pickOne, poll, multi, typed, order, number, open, slide };
 
 export function kindOf(q) {
   return KINDS[q?.kind] || pickOne;

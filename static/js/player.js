@@ -35,6 +35,8 @@ function handle(message) {
   switch (message.type) {
     case "joined":
       localStorage.setItem(storageKey, message.token);
+      // Kept after a removal too: a join from this browser names its last place, which the host may have blocked.
+      localStorage.setItem(`${storageKey}:last`, message.token);
       $("me").textContent = message.player.nickname;
       $("me").hidden = false;
       $("join-hint").hidden = true;
@@ -103,9 +105,9 @@ function handleError(message) {
     $("join-hint").textContent = JOIN_HINTS[message.code];
     $("join-hint").hidden = false;
   }
-  if (message.code === "removed" || message.code === "bad_token") {
+  if (message.code === "removed" || message.code === "bad_token" || message.code === "blocked") {
     localStorage.removeItem(storageKey);
-    if (message.code === "removed") {
+    if (message.code === "removed" || message.code === "blocked") {
       socket.stop();
       $("gone-title").textContent = gettext("You were removed from this game");
       $("gone-text").textContent = message.message;
@@ -125,6 +127,8 @@ $("join-form")?.addEventListener("submit", (event) => { // absent when the game 
   const team = $("join-team");
   if (team && !team.value) return showError(errorBox, gettext("Pick your team."));
   const join = { type: "join", nickname, more_time: $("more-time").checked };
+  const last = localStorage.getItem(`${storageKey}:last`);
+  if (last) join.previous = last;
   if (team) join.team = Number(team.value);
   if (!socket.send(join)) showError(errorBox, gettext("Not connected yet — try again in a moment."));
 });
@@ -208,7 +212,13 @@ function renderQuestion(state, previous) {
   // extra time given during the question restarts the countdown at the player's new time.
   const moreTime = previous?.phase === "question" && (previous.you.time_percent ?? 100) !== percent;
   if (moreTime && !reading.pending) countdown.start(state.you.remaining_ms ?? state.remaining_ms, (state.timer_seconds * 1000 * percent) / 100);
-  if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
+  const slide = kindOf(q).timed === false;
+  $("phase-question").dataset.slide = slide ? "true" : "";
+  if (slide) {
+    countdown.stop();
+    $("timer").textContent = "";
+    kindOf(q).playerControls(q, $("q-options"), answer);
+  } else if (previous?.question_index !== state.question_index || !$("q-options").children.length) {
     kindOf(q).playerControls(q, $("q-options"), answer);
     // The player's own time: their remaining time and window, extra time included, from when the options appear.
     countdown.stop();

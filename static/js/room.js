@@ -52,6 +52,8 @@ export class Countdown {
     const tick = () => {
       const leftMs = Math.max(0, endsAt - performance.now());
       const left = Math.ceil(leftMs / 1000);
+      if (left !== this.lastLeft) this.onSecond?.(left);
+      this.lastLeft = left;
       this.visual.textContent = String(left);
       this.visual.classList.toggle("urgent", left <= 5);
       this.bar?.style.setProperty("--left", String(totalMs > 0 ? Math.min(1, leftMs / totalMs) : 0));
@@ -147,8 +149,11 @@ export class Reading {
 
 // A round written while it plays counts the questions planned ("1 of 6"), not those ready so far.
 export function progressText(state) {
-  const count = state.planned_count ?? state.question_count;
-  return interpolate(gettext("Question %(number)s of %(count)s"), { number: state.question_index + 1, count }, true);
+  // Slides have no number: the server counts the questions alone (`numbering`).
+  const numbering = state.numbering || { number: state.question_index + 1, of: state.question_count };
+  if (numbering.number === null) return "";
+  const count = state.planned_count ?? numbering.of;
+  return interpolate(gettext("Question %(number)s of %(count)s"), { number: numbering.number, count }, true);
 }
 
 // Why a game on a round written while it plays ended early (host and phones alike); "" when it did not.

@@ -106,6 +106,14 @@ def test_the_mixed_pack_plays_every_kind_in_german_on_the_phone_and_the_host_scr
 
         return go
 
+    def words(*texts):
+        def go():
+            for n, text in enumerate(texts, start=1):
+                phone.get_by_label(f"Antwort {n}").fill(text)
+            phone.get_by_role("button", name="Antwort abschicken").click()
+
+        return go
+
     plays = [
         (tap("Mars"), "Richtig!"),
         (tap("Falsch"), "Richtig!"),
@@ -121,11 +129,13 @@ def test_the_mixed_pack_plays_every_kind_in_german_on_the_phone_and_the_host_scr
         (as_shown(), None),  # as the room shuffled it: some items may happen to be in place
         (number(8900), "Richtig!"),  # 51 m off, inside the 150 m band: points, fewer than exact
         (tap("Lesen"), "Danke – deine Stimme zählt"),
+        (words("Neugier", " neugier ", "Experimente"), "Danke – deine Stimme zählt"),
+        (words("Delfin"), "Danke – deine Stimme zählt"),
     ]
     for index, (answer, verdict) in enumerate(plays):
-        expect(phone.locator("#q-progress")).to_contain_text(f"Frage {index + 1} von 14")
+        expect(phone.locator("#q-progress")).to_contain_text(f"Frage {index + 1} von 16")
         expect(phone.locator("#q-options")).to_be_visible()
-        if index < 7:  # the first of each kind: audited and measured, on both screens
+        if index < 7 or index == 14:  # the first of each kind: audited and measured, on both screens
             axe.check(phone, f"kind-{index}-phone-question")
             axe.check(host, f"kind-{index}-host-question")
             check_page(phone, f"kind-{index}-phone-de")
@@ -135,7 +145,7 @@ def test_the_mixed_pack_plays_every_kind_in_german_on_the_phone_and_the_host_scr
         if verdict:
             expect(phone.locator("#verdict")).to_contain_text(verdict)
         expect(host.locator("#phase-reveal")).to_be_visible()
-        if index < 7:
+        if index < 7 or index == 14:
             axe.check(phone, f"kind-{index}-phone-reveal")
             axe.check(host, f"kind-{index}-host-reveal")
             check_page(phone, f"kind-{index}-phone-de-reveal", scrolls=True)
@@ -143,6 +153,9 @@ def test_the_mixed_pack_plays_every_kind_in_german_on_the_phone_and_the_host_scr
         if index == 3:  # the typed answer's reveal: the accepted answer and what the room typed, as text
             expect(host.locator("#r-options")).to_contain_text("Akzeptiert: Canberra")
             expect(host.locator("#r-options")).to_contain_text("Canbera")
+        if index == 14:  # the word cloud: the phone's words, a repeat sent once, each with its hide button
+            expect(host.locator("#r-options .cloud-word .word")).to_have_text(["Neugier", "Experimente"])
+            expect(host.get_by_role("button", name="„Neugier“ ausblenden")).to_be_visible()
         if index == 4:
             expect(host.locator("#r-options li.order-item")).to_have_text(
                 [re.compile(rf"{n}\.\s*{re.escape(t)}") for n, t in enumerate(RIGHT_ORDER[4], 1)]
@@ -163,7 +176,7 @@ def test_the_mixed_pack_plays_every_kind_in_german_on_the_phone_and_the_host_scr
                 .values_list("correct", "credit", "points")
             )
         ).result()
-    assert len(stored) == 14
+    assert len(stored) == 16
     assert [correct for correct, _, _ in stored[:6]] == [True] * 6 and stored[6][2] == 0 and stored[13][2] == 0
     multi_partly, number_close = stored[9], stored[12]
     assert multi_partly[0] is False and 0 < multi_partly[1] < 1 and multi_partly[2] > 0

@@ -52,6 +52,8 @@ def _kind_fields(kind: str, request_number: int, index: int) -> dict[str, Any]:
         "order": lambda: {"items": [f"First {tag}", f"Second {tag}", f"Third {tag}"]},
         "number": lambda: {"answer": 1969 + index, "tolerance": 1, "min": 1900, "max": 2100, "unit": "AD"},
         "poll": lambda: {"options": [f"Tea {tag}", f"Coffee {tag}"]},
+        "open": lambda: {"max_answers": 2},
+        "slide": lambda: {},
     }[kind]()
 
 

@@ -14,6 +14,7 @@ from quiz.checking.rounds import round_check_job_create, round_check_marks
 from quiz.generation.runner import job_run
 from quiz.kind_checks import NOT_ASKED, asked_question, question_check, question_decision
 from quiz.kinds import GateAsk
+from quiz.kinds.base import CLAIMS_ONLY
 from quiz.models import GenerationJob, GenerationStatus, Question, Round
 from quiz.validation import QuestionData, clean_question
 from review.evidence import blind_evidence
@@ -75,6 +76,17 @@ RAW = {
         "max": 2000,
         "explanation": "The lunar module Eagle landed on 20 July 1969.",
     },
+    "slide": {
+        "kind": "slide",
+        "text": "Round two: the planets",
+        "explanation": "Jupiter is the largest planet of the Solar System.",
+    },
+    "open": {
+        "kind": "open",
+        "text": "One word for the Moon?",
+        "max_answers": 2,
+        "explanation": "The Moon is Earth's only natural satellite.",
+    },
     "poll": {
         "kind": "poll",
         "text": "Which would you rather explore?",
@@ -110,6 +122,9 @@ EXPECTED_ASKS = {
     ],
     "number": [("How high is Mount Everest, in metres? — Is 8849 m right (within ± 50)?", ("Yes", "No"), YES)],
     "exact_number": [("In which year did Apollo 11 land on the Moon? — Is 1969 right?", ("Yes", "No"), YES)],
+    # A slide and an open question: their claims only, there is no answer to check.
+    "slide": [(f"Round two: the planets — {CLAIMS_ONLY}", ("Yes", "No"), YES)],
+    "open": [(f"One word for the Moon? — {CLAIMS_ONLY}", ("Yes", "No"), YES)],
     "poll": [],
 }
 
@@ -173,6 +188,9 @@ def test_each_kind_sends_its_asks_and_a_poll_is_never_sent(gate_on):
         asks = verdict.details["asks"]
         assert [(a["text"], tuple(a["options"])) for a in asks] == [(t, o) for t, o, _m in EXPECTED_ASKS[name]]
         assert [a["outcome"] for a in asks] == ["passed"] * len(asks)
+    # The audit of a slide and of an open question says what was checked: their claims, no answer.
+    for name in ("slide", "open"):
+        assert [a["claim"] for a in verdict_of(questions[name]).details["asks"]] == [CLAIMS_ONLY]
         assert verdict.details["calls"] == sum(a["details"]["calls"] for a in asks)
     # Each question's mark in the editor: the poll's "not checked".
     marks = round_check_marks(round_=round_)
@@ -192,6 +210,8 @@ def test_the_worst_ask_decides_each_question(gate_on):
         "Is 8849 m right": 0.25,
         "Red Planet": 0.35,
         "Great Wall": 0.15,
+        # A slide whose claims the checker doubts is dropped like any question.
+        "Round two: the planets": 0.2,
     }
     round_ = kinds_round()
     job = check(round_)
@@ -208,8 +228,10 @@ def test_the_worst_ask_decides_each_question(gate_on):
         "order": ("dropped", 0.2),
         "number": ("dropped", 0.25),
         "exact_number": ("passed", 0.9),
+        "slide": ("dropped", 0.2),
+        "open": ("passed", 0.9),
     }
-    assert job.dropped == 5
+    assert job.dropped == 6
     multi = found["multi"]
     assert [a["score"] for a in multi.details["asks"]] == [0.9, 0.7, 0.65]
     assert multi.details["decided_by"] == 2

@@ -245,7 +245,8 @@ async def test_an_item_of_a_kind_not_ticked_is_refused_as_invalid_with_its_reaso
     assert outcome.progress.problems[:3] == [
         "item 2: a question of kind 'number', which this round did not ask for (asked for: single, typed)",
         "item 4: a question of kind 'poll', which this round did not ask for (asked for: single, typed)",
-        "item 5: unknown question kind 'essay' (one of: single, true_false, multi, typed, order, number, poll)",
+        "item 5: unknown question kind 'essay' "
+        "(one of: single, true_false, multi, typed, order, number, poll, open, slide)",
     ]
 
 
