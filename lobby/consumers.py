@@ -16,7 +16,7 @@ from core import metrics
 from core.i18n import language_from_scope
 from core.text import safe_payload
 from lobby import events, fanout, frames, game_db, heal, ratelimit, rebalance, review, services, standings
-from lobby.exceptions import BadMessage, GameError, PlayerRemoved
+from lobby.exceptions import GameError, PlayerRemoved, whole_field
 from lobby.game_db import db
 from lobby.idle import JoinDeadline
 from lobby.machine import Action
@@ -29,14 +29,6 @@ logger = logging.getLogger(__name__)
 DB_RETRY_INTERVAL = 0.3
 HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
-
-
-def _whole(message: dict, field: str, missing: str) -> int:
-    """The message's whole number `field` (not a boolean); BadMessage with `missing` when it has none."""
-    value = message.get(field)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise BadMessage(missing)
-    return value
 
 
 class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
@@ -220,7 +212,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def on_remove(self, message):
         self._require("host")
-        player_id = _whole(message, "player", _("Say which player to remove."))
+        player_id = whole_field(message, "player", _("Say which player to remove."))
         await db(services.player_remove)(room_id=self.room_id, player_id=player_id, block=message.get("block") is True)
 
     async def on_hide_word(self, message):
@@ -231,7 +223,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_void(self, message):
         """The host takes a played question out of this room's scores (points removed, leaderboard recomputed)."""
         self._require("host")
-        index = _whole(message, "index", _("Say which question to void."))
+        index = whole_field(message, "index", _("Say which question to void."))
         await db(review.question_void)(room_id=self.room_id, question_index=index, by_host=True)
 
     async def on_lock(self, message):
@@ -244,7 +236,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_extra_time(self, message):
         """The host gives a player extra time: {"player": id, "percent": 100 | 150 | 200}."""
         self._require("host")
-        player_id = _whole(message, "player", _("Say which player gets extra time."))
+        player_id = whole_field(message, "player", _("Say which player gets extra time."))
         await db(services.player_time_set)(
             room_id=self.room_id, player_id=player_id, time_percent=message.get("percent")
         )
@@ -252,7 +244,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_decline_time(self, message):
         """The host declines a player's "I need more time": {"player": id}."""
         self._require("host")
-        player_id = _whole(message, "player", _("Say whose request to decline."))
+        player_id = whole_field(message, "player", _("Say whose request to decline."))
         await db(services.player_time_request_decline)(room_id=self.room_id, player_id=player_id)
 
     async def on_speed_bonus(self, message):
@@ -266,19 +258,19 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_reading(self, message):
         """{"seconds": 0-10}, in the lobby: the moment to read before each question's options appear."""
         self._require("host")
-        seconds = _whole(message, "seconds", _("Say seconds: a whole number from 0 to 10."))
+        seconds = whole_field(message, "seconds", _("Say seconds: a whole number from 0 to 10."))
         await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
 
     async def on_team_talk(self, message):
         """{"seconds": 0-30}, in the lobby of a room with teams: team talk before each question's clock starts."""
         self._require("host")
-        seconds = _whole(message, "seconds", _("Say seconds: a whole number from 0 to 30."))
+        seconds = whole_field(message, "seconds", _("Say seconds: a whole number from 0 to 30."))
         await db(services.room_set_team_talk_seconds)(room_id=self.room_id, team_talk_seconds=seconds)
 
     async def on_team(self, message):
         """A player of a room with named teams moves to another of its teams: {"team": id}, in the lobby."""
         self._require("player")
-        team_id = _whole(message, "team", _("Say which team: its number."))
+        team_id = whole_field(message, "team", _("Say which team: its number."))
         await db(services.player_team_set)(room_id=self.room_id, player_id=self.player_id, team_id=team_id)
 
     async def on_sync(self, message):

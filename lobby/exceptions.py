@@ -23,6 +23,14 @@ class BadMessage(GameError):
     default_message = _("That message is not one the game understands.")
 
 
+def whole_field(message: dict, field: str, missing: str) -> int:
+    """The message's whole number `field` (not a boolean); BadMessage with `missing` when it has none."""
+    value = message.get(field)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadMessage(missing)
+    return value
+
+
 class RoomNotFound(GameError):
     code = "room_not_found"
     default_message = _("There is no game with that code. Check the code on the host's screen.")
