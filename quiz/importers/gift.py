@@ -5,7 +5,7 @@ A question is `::title::text {answers}`, questions apart by a blank line; `//` s
 \\{ \\} \\:` are the characters themselves. Answers: `{T}`/`{FALSE}` true/false; `{=right ~wrong}` one right
 option; `{~%50%a ~%50%b ~%-100%c}` several right (multi); `{=a =b}` accepted typed answers; `{#1969:5}` or
 `{#1..5}` a number; `#feedback` after an answer, `####feedback` the question's own (its explanation). An
-essay `{}`, a matching question (`->`) and a description (no braces) are named and skipped.
+essay `{}` and a matching question (`->`) are named and skipped; a description (no braces) becomes a slide.
 """
 
 import re
@@ -102,7 +102,9 @@ def _question(report: Report, line: int, block: str) -> None:
     braces = _unescaped(block, "{}")
     opens = [i for i in braces if block[i] == "{"]
     if not opens:
-        report.skip(line, title or plain(unescape(block))[:80], _("a description without answers: not imported"))
+        # A description (text with no answer block): a slide, its title (or its first words) over its text.
+        text = plain(unescape(block))
+        report.add(line, title or text[:80], {"kind": "slide", "question": (title or text)[:300], "explanation": text})
         return
     close = next((i for i in braces if i > opens[0] and block[i] == "}"), None)
     if close is None:

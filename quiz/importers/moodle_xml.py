@@ -4,7 +4,8 @@
 multichoice (one right answer: single; several answers worth marks: multi), truefalse, shortanswer (every answer
 worth full marks is accepted), numerical (its tolerance kept; a slider range made around the answer) are imported;
 HTML question text becomes plain text and a picture embedded in the file (base64) goes through the picture
-pipeline. description, essay and the kinds Quizgate cannot play are named and skipped; a category names the round.
+pipeline. A description (a page of text) becomes a slide; essay and the kinds Quizgate cannot play are named
+and skipped; a category names the round.
 """
 
 import base64
@@ -25,9 +26,6 @@ from quiz.importers.common import FileRefused, Report, html_parts, number_range,
 from quiz.importing import ImportResult
 
 NOT_PLAYABLE = {
-    "description": gettext_lazy(
-        "a description is a page of text, not a question: it is not imported (slides are not supported yet)"
-    ),
     "essay": gettext_lazy(
         "an essay question is answered in free text and marked by a teacher: it cannot be played here"
     ),
@@ -110,6 +108,16 @@ def _question(report: Report, number: int, kind: str, element: ElementTree.Eleme
     title = name or text
     if kind in NOT_PLAYABLE:
         report.skip(number, title, str(NOT_PLAYABLE[kind]))
+        return
+    if kind == "description":
+        # A page of text between questions: a slide, its name the title and its text under it.
+        text = text.strip()
+        raw_slide: dict[str, Any] = {"kind": "slide", "question": (name or text)[:300], "explanation": text}
+        if pictures:
+            picture = _picture(report, number, title, body, pictures[0])
+            if picture is not None:
+                raw_slide["image"] = picture
+        report.add(number, title, raw_slide)
         return
     reader = READERS.get(kind)
     if reader is None:

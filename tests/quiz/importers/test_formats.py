@@ -68,7 +68,7 @@ def test_quizizz_template_kinds_times_and_image_links(quizizz_file):
 def test_moodle_xml_every_kind_and_the_unplayable_named():
     result = moodle_xml.parse((FILES / "moodle_sample.xml").read_bytes())
     assert result.title == "Capitals"  # its category
-    first, primes, sun, mars, moon = result.questions
+    first, primes, sun, mars, moon, _welcome = result.questions
     assert (first.kind, first.text, first.options, first.correct_index) == (
         "single",
         "What is the capital of Australia?",  # HTML made plain
@@ -85,8 +85,10 @@ def test_moodle_xml_every_kind_and_the_unplayable_named():
     assert moon.kind == "number" and moon.key["answer"] == 1969 and moon.key["tolerance"] == 1
     assert moon.key["min"] < 1969 - 1 and moon.key["max"] > 1969 + 1 and moon.key["max"] - moon.key["min"] <= 1000
     errors = reasons(result)
-    assert set(errors) == {6, 7, 8, 9}
-    assert errors[6].startswith("“Welcome page”: a description")
+    assert set(errors) == {7, 8, 9}
+    # A description (a page of text) comes in as a slide: its name the title, its text under it.
+    welcome = next(q for q in result.questions if q.kind == "slide")
+    assert (welcome.text, welcome.explanation) == ("Welcome page", "Welcome to the capitals quiz!")
     assert errors[7].startswith("“Why capitals move”: an essay")
     assert errors[8] == "“Match the capitals”: a matching question cannot be played here"
     assert errors[9].startswith("“Nothing right”: no answer is worth any marks")
@@ -116,9 +118,11 @@ def test_gift_types_feedback_escapes_and_comments():
     errors = reasons(result)
     assert errors[31] == "“Matching”: a matching question cannot be played here"
     assert "essay" in errors[37]
-    assert "description" in errors[41]
+    assert 41 not in errors  # a description: a slide, not an error
+    slide = by_text["A plain description line without any answers."]
+    assert (slide.kind, slide.explanation) == ("slide", "A plain description line without any answers.")
     assert errors[43] == "“Broken”: the brace opened on line 43 is never closed"
-    assert len(result.questions) == 9
+    assert len(result.questions) == 10
 
 
 def test_aiken_questions_and_bad_answers_named_by_line():

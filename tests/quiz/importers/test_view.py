@@ -23,13 +23,12 @@ def test_moodle_file_upload_saves_the_playable_and_names_the_rest(client):
     html = response.content.decode()
     assert response.status_code == 200
     assert "Read as Moodle XML." in html
-    assert "Imported 5 questions" in html
+    assert "Imported 6 questions" in html
     assert "<td>Question 8</td><td>“Match the capitals”: a matching question cannot be played here</td>" in html
-    assert "“Welcome page”: a description is a page of text" in html
     round_ = Round.objects.get()
     assert round_.title == "Capitals"  # its category names it
     saved = questions_of(round_)
-    assert [q.kind for q in saved] == ["single", "multi", "true_false", "typed", "number"]
+    assert [q.kind for q in saved] == ["single", "multi", "true_false", "typed", "number", "slide"]
     assert saved[0].image_alt == "The flag of Australia" and saved[0].image_name.endswith(".png")
     # Each question's audit says where it came from.
     assert {q.imported_from for q in saved} == {"Moodle XML: capitals.xml"}
