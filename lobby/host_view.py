@@ -78,7 +78,8 @@ def host_frame(common: dict, standings) -> dict:
     frame["extra_time_count"] = len(standings.extra_time)
     frame[TIME_REQUESTS] = [line["id"] for line in lines if line["id"] in asking]
     frame["time_request_count"] = len(standings.time_requests)
-    frame["check_label"] = round_check_label(status=frame["check_status"], counts=standings.check_counts)
+    if "check_status" in frame:
+        frame["check_label"] = round_check_label(status=frame["check_status"], counts=standings.check_counts)
     if results is not None:
         frame["reveal"] = {**frame["reveal"], "results": chosen_results}
     return frame
