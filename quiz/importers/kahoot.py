@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from quiz.importers.common import FileRefused, Report, cell_text, refused, seconds
-from quiz.importers.xlsx import find_header, looks_like_xlsx, sheet_rows
+from quiz.importers.common import Report, cell_text, seconds
+from quiz.importers.xlsx import looks_like_xlsx, read_sheet
 from quiz.importing import ImportResult
 from quiz.kinds import kind_of
 from quiz.validation import QuestionData
@@ -62,18 +62,7 @@ def _correct(cell: Any, count: int) -> list[int]:
 
 
 def parse(raw: bytes) -> ImportResult:
-    report = Report(unit="row")
-    try:
-        rows = sheet_rows(raw)
-        _header_row, columns = find_header(rows, HEADERS, REQUIRED)
-        for number, cells in rows:
-            _row(report, number, cells, columns)
-    except FileRefused as error:
-        if report.result.questions or report.result.errors:
-            report.result.errors.append(refused(error).errors[0])
-            return report.result
-        return refused(error)
-    return report.result
+    return read_sheet(raw, HEADERS, REQUIRED, _row)
 
 
 def _row(report: Report, number: int, cells: list[Any], columns: dict[str, int]) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from quiz.importers.common import FileRefused, Report, cell_text, refused, seconds
-from quiz.importers.xlsx import find_header, head_words, looks_like_xlsx, sheet_rows
+from quiz.importers.common import Report, cell_text, seconds
+from quiz.importers.xlsx import head_words, looks_like_xlsx, read_sheet
 from quiz.importing import ImportResult
 
 OPTIONS = tuple(f"Option {n}" for n in range(1, 6))
@@ -35,18 +35,7 @@ def detect(name: str, raw: bytes) -> bool:
 
 
 def parse(raw: bytes) -> ImportResult:
-    report = Report(unit="row")
-    try:
-        rows = sheet_rows(raw)
-        _header_row, columns = find_header(rows, HEADERS, REQUIRED)
-        for number, cells in rows:
-            _row(report, number, cells, columns)
-    except FileRefused as error:
-        if report.result.questions or report.result.errors:
-            report.result.errors.append(refused(error).errors[0])
-            return report.result
-        return refused(error)
-    return report.result
+    return read_sheet(raw, HEADERS, REQUIRED, _row)
 
 
 def _kind(cell: str) -> str:

@@ -8,12 +8,13 @@ only the first sheet is read, row by row, at most MAX_SHEET_ROWS rows of MAX_COL
 
 import io
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.utils.translation import gettext as _
 
-from quiz.importers.common import FileRefused
+from quiz.importers.common import FileRefused, Report, refused
+from quiz.importing import ImportResult
 
 MAX_MEMBERS = 500
 MAX_UNPACKED = 50 * 1024 * 1024
@@ -121,3 +122,25 @@ def find_header(
         if all(name in found for name in required):
             return number, found
     raise FileRefused(_("no header row was found: a row naming the columns %(names)s") % {"names": ", ".join(required)})
+
+
+def read_sheet(
+    raw: bytes,
+    headers: Any,
+    required: Any,
+    row: Callable[[Report, int, list[Any], dict[str, int]], None],
+) -> ImportResult:
+    """A spreadsheet read row by row under its header row: each row through `row`, a file refused part way keeps
+    what came before it (and says why the rest did not come)."""
+    report = Report(unit="row")
+    try:
+        rows = sheet_rows(raw)
+        _header_row, columns = find_header(rows, headers, required)
+        for number, cells in rows:
+            row(report, number, cells, columns)
+    except FileRefused as error:
+        if report.result.questions or report.result.errors:
+            report.result.errors.append(refused(error).errors[0])
+            return report.result
+        return refused(error)
+    return report.result
