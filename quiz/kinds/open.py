@@ -73,6 +73,8 @@ def word_cloud(answers: Iterable[Any], *, hidden: Iterable[str] = (), limit: int
 class Open(Kind):
     name = "open"
     label = gettext_lazy("Open answers (word cloud)")
+    rule = gettext_lazy("No options: a prompt; each player sends 1 to 5 short answers, shown as a word cloud.")
+    csv_correct = gettext_lazy("how many answers each player may send, 1 to 5 (empty: 3)")
     scored = False
     shuffled = False
     uses_options = False

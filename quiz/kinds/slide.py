@@ -20,6 +20,8 @@ from quiz.kinds.base import BadAnswer, GateAsk, Held, Judged, Kind, Shape, claim
 class Slide(Kind):
     name = "slide"
     label = gettext_lazy("Slide (no answer)")
+    rule = gettext_lazy("No options: a title (the question) and a text under it (the explanation); nothing to answer.")
+    csv_correct = gettext_lazy("empty")
     scored = False
     shuffled = False
     uses_options = False
