@@ -33,8 +33,11 @@ def _shipped() -> frozenset[str]:
     folder = resources.files("glin_profanity").joinpath("data", "dictionaries")
     words: set[str] = set()
     for language in LANGUAGES:
-        words.update(fold(word) for word in json.loads(folder.joinpath(f"{language}.json").read_text("utf-8"))["words"])
-    return frozenset(word for word in words if word)
+        listed = json.loads(folder.joinpath(f"{language}.json").read_text("utf-8"))["words"]
+        # Spellings with symbols ("a$$", "s&m") fold into other words ("a", "s m"): text is compared folded, so
+        # they would refuse an innocent "a"; their plain spellings are listed too.
+        words.update(fold(word) for word in listed if all(char.isalnum() or char in " -'" for char in word))
+    return frozenset(word for word in words if len(word) > 1)
 
 
 def _extra() -> frozenset[str]:

@@ -59,14 +59,31 @@ _facts_lock = threading.Lock()
 
 def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
     """One question of a round as the game uses it, kept for a few seconds: a room's 20 answers and every
-    broadcast of its snapshot need it."""
+    broadcast of its snapshot need it. A miss reads the whole round in one query (a snapshot counts the round's
+    questions by their kinds, "Question 3 of 10" without its slides), so a round costs one query, not one a
+    question."""
     key, now = (round_id, position), time.monotonic()
     with _facts_lock:
         cached = _facts.get(key)
     if cached and now - cached[0] < FACTS_TTL:
         return cached[1]
-    question = round_question_at(round_id=round_id, position=position)
-    facts = QuestionFacts(
+    loaded = {
+        entry.position: _facts_of(entry.question)
+        for entry in RoundQuestion.objects.filter(round_id=round_id).select_related("question")
+    }
+    if position not in loaded:
+        raise Question.DoesNotExist(f"Round {round_id} has no question at position {position}.")
+    with _facts_lock:
+        if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones
+            for stale in [k for k, (at, _) in _facts.items() if now - at >= FACTS_TTL]:
+                del _facts[stale]
+        for at_position, facts in loaded.items():
+            _facts[(round_id, at_position)] = (now, facts)
+    return loaded[position]
+
+
+def _facts_of(question: Question) -> QuestionFacts:
+    return QuestionFacts(
         question_id=question.pk,
         text=question.text,
         options=tuple(question.options),
@@ -77,12 +94,6 @@ def round_question_facts(*, round_id: int, position: int) -> QuestionFacts:
         kind=question.kind,
         key=dict(question.key or {}),
     )
-    with _facts_lock:
-        if len(_facts) >= 500:  # every round ever played would stay otherwise: drop the expired ones
-            for stale in [k for k, (at, _) in _facts.items() if now - at >= FACTS_TTL]:
-                del _facts[stale]
-        _facts[key] = (now, facts)
-    return facts
 
 
 def round_question_facts_cached() -> int:

@@ -14,15 +14,16 @@ FIGURES: dict[str, dict] = {}
 CHEAT_FIELDS = ["player", "player_id", "score", "points", "correct", "streak", "room", "code", "role", "id"]
 
 FIELDS = {
-    "join": ["nickname", "more_time", "team"],
+    "join": ["nickname", "more_time", "team", "previous"],
     "resume": ["token"],
     "host": ["token"],
-    "answer": ["question", "option"],
+    "answer": ["question", "option", "texts"],
     "report": ["question", "text"],
     "start": ["phase", "index"],
     "next": ["phase", "index"],
     "close": ["phase", "index"],
-    "remove": ["player"],
+    "remove": ["player", "block"],
+    "hide_word": ["word"],
     "lock": ["locked"],
     "void": ["index"],
     "extra_time": ["player", "percent"],

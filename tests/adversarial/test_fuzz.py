@@ -17,6 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 HOST_TYPES = [
     *["start", "next", "close", "remove", "lock", "void", "extra_time", "decline_time", "speed_bonus", "reading"],
     "team_talk",
+    "hide_word",
 ]
 
 

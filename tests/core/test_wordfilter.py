@@ -11,7 +11,8 @@ from quiz.kinds.open import word_cloud
 from tests.support.communicator import Client
 
 REFUSED = ["fuck", "F.U.C.K", "f u c k", "Scheiße", "Schei-sse", "ARSCHLOCH 99", "mierda", "Gilipollas", "la puta"]
-FINE = ["Ann", "Scunthorpe", "Hanna Schmidt", "class assistant", "Mía", "Jürgen", "👩🏽‍🚀"]
+# A letter alone, "late" and "S M" are innocent: the list's "a$$" and "s&m" must not fold into them.
+FINE = ["Ann", "Scunthorpe", "Hanna Schmidt", "class assistant", "Mía", "Jürgen", "👩🏽‍🚀", "a", "late", "S M"]
 
 
 @pytest.mark.parametrize("text", REFUSED)
