@@ -37,7 +37,7 @@ def test_the_check_button_shows_live_progress_then_each_verdict_in_the_editor(ch
     script_errors: list[str] = []
     page.on("pageerror", lambda error: script_errors.append(str(error)))
     page.goto(f"{live_url}/rounds/import/")
-    page.get_by_label("Or paste CSV or JSON").fill(ROUND_CSV)
+    page.get_by_label("Or paste GIFT, Aiken, Moodle XML, CSV or JSON").fill(ROUND_CSV)
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_role("heading", name="Imported 4 questions")).to_be_visible()
     page.get_by_role("link", name="Edit it").click()
@@ -102,7 +102,7 @@ def test_a_checker_that_says_another_model_served_is_named_on_a_phone_in_each_la
     context = browser.new_context(viewport={"width": 360, "height": 780}, is_mobile=True)
     page = context.new_page()
     page.goto(f"{live_url}/rounds/import/")
-    page.get_by_label("Or paste CSV or JSON").fill(ROUND_CSV)
+    page.get_by_label("Or paste GIFT, Aiken, Moodle XML, CSV or JSON").fill(ROUND_CSV)
     page.get_by_role("button", name="Import").click()
     page.get_by_role("link", name="Edit it").click()
     editor = page.url
