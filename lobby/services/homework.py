@@ -111,7 +111,7 @@ def homework_join(*, code: object, nickname: object) -> tuple[Player, str]:
     try:
         with transaction.atomic():
             player = Player.objects.create(room=room, nickname=name, nickname_key=key)
-            HomeworkProgress.objects.create(player=player)
+            HomeworkProgress.objects.create(player=player, question_index=_past_slides(room, 0))
     except IntegrityError:
         raise NicknameTaken() from None
     return player, player_token(room_code=room.code, player_id=player.pk)
@@ -128,6 +128,16 @@ def homework_player(*, code: object, token: object) -> Player:
     if player.removed:
         raise PlayerRemoved()
     return player
+
+
+def _past_slides(room: Room, index: int) -> int:
+    """The first step from `index` on that asks something: a slide is shown on a big screen, which homework has
+    none of, so homework steps over it (it is counted nowhere as a question)."""
+    while (
+        index < room.question_count and not kind_of(round_question_facts(round_id=room.round_id, position=index)).asks
+    ):
+        index += 1
+    return index
 
 
 def _question(room: Room, index: int):
@@ -151,7 +161,7 @@ def _expire(progress: HomeworkProgress, player: Player, room: Room, at: datetime
         if kind.scored and player.streak:
             player.streak = 0
             Player.objects.filter(pk=player.pk).update(streak=0)
-        progress.question_index = index + 1
+        progress.question_index = _past_slides(room, index + 1)
         progress.opened_at = progress.own_deadline = None
         if progress.question_index >= room.question_count:
             progress.finished_at = progress.finished_at or at
@@ -310,7 +320,7 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
         player.score += scored.points
         player.streak = scored.streak
         Player.objects.filter(pk=player.pk).update(score=player.score, streak=player.streak)
-        progress.question_index = question_index + 1
+        progress.question_index = _past_slides(room, question_index + 1)
         progress.opened_at = progress.own_deadline = None
         if progress.question_index >= room.question_count:
             progress.finished_at = at

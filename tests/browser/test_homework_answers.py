@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Ann's answers in the positions her page shows (the round's order: option_seed ""; an order question's items
 # are never shown in order: [cat, horse, whale, ant], so the right order is positions [3, 0, 1, 2]).
 GIVEN = [{"option": 0}, {"option": 1}, {"options": [0]}, {"text": "canberra"}, {"order": [3, 0, 1, 2]},
-         {"value": 1970}, {"option": 1}]  # fmt: skip
+         {"value": 1970}, {"option": 1}, {"texts": ["sunny"]}]  # fmt: skip
+# The round's last step is a slide: homework steps over it, so the seventh answer above finishes the homework.
 # What each question's card says after the deadline: the verdict, Ann's answer, the right answer.
 SHOWN = [
     ("Correct! +", "Your answer: A — Paris", "Answer: A — Paris"),

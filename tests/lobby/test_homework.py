@@ -332,3 +332,24 @@ def test_the_host_counts_as_started_the_players_who_answered_not_those_who_only_
     overview = homework.homework_overview(room=created.room)
     assert (overview["started"], overview["finished"]) == (1, 0)
     assert len(overview["players"]) == 3
+
+
+@pytest.mark.django_db
+def test_homework_steps_over_slides_it_has_no_big_screen_for(clock):
+    """A slide asks nothing and is shown on a big screen: homework skips it, first and in the middle, and a round
+    ending on one is finished by its last question's answer."""
+    from quiz.importing import parse_json
+    from tests.factories import RoundFactory
+
+    slide = {"kind": "slide", "question": "Welcome", "explanation": "Three questions follow."}
+    single = {"question": "Capital of France?", "options": ["Paris", "Lyon"], "correct": "A"}
+    steps = [slide, single, slide, single, slide]
+    round_ = RoundFactory(questions=parse_json(json.dumps({"title": "Slides", "questions": steps})).questions)
+    created = homework.assignment_create(round_id=round_.pk, deadline=DEADLINE, reveal="each", timer_seconds=20)
+    Room.objects.filter(pk=created.room.pk).update(option_seed="")
+    player, _token = homework.homework_join(code=created.room.code, nickname="Ann")
+    assert homework.homework_state(player_id=player.pk)["question_index"] == 1
+    assert _play(player.pk, clock, 1, 0, after_s=2)["next"] == 3
+    last = _play(player.pk, clock, 3, 0, after_s=2)
+    assert last["finished"] and last["next"] == 5
+    assert Answer.objects.filter(player=player).count() == 2  # no answer stands for a slide
