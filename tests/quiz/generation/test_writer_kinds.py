@@ -185,8 +185,9 @@ OUT_OF_BOUNDS = {
     "single with an index past the sixth option": _item("single", correct_index=6),
 }
 AT_THE_LIMITS = {
-    "multi with every one of six options right": _item(
-        "multi", options=[f"Option {n}" for n in range(6)], correct_indexes=list(range(6))
+    # At least one option is wrong (ticking every option must earn nothing): five of six right is the limit.
+    "multi with five of six options right": _item(
+        "multi", options=[f"Option {n}" for n in range(6)], correct_indexes=list(range(5))
     ),
     "typed with ten longest answers": _item("typed", answers=[f"{n}" + "A" * 99 for n in range(10)]),
     "order with six items": _item("order", items=[f"Item {n}" for n in range(6)]),
