@@ -147,8 +147,16 @@ def answer_score(
 # -- extra time ------------------------------------------------------------------------------------------------
 
 
+def question_timer_ms(*, room_seconds: int, question_seconds: int | None) -> int:
+    """A question's time for everyone at x1: its own seconds when it carries them (a Kahoot! or Quizizz file's
+    time limit, the editor's), the room's timer otherwise. Extra time stretches it as it stretches the room's
+    (`time_window_ms`)."""
+    return (question_seconds if question_seconds else room_seconds) * 1000
+
+
 def time_window_ms(*, timer_ms: int, time_percent: int) -> int:
-    """A player's own time on a question: the room's timer, stretched by their extra time."""
+    """A player's own time on a question: the question's timer (`question_timer_ms`), stretched by their extra
+    time."""
     return timer_ms * time_percent // 100
 
 

@@ -128,7 +128,17 @@ def scores_recompute(room: Room) -> None:
         # A question that scores nothing (a poll) counts as a voided one does: as not asked.
         voided=set(voided_indexes(room_id=room.pk)) | _unscored(room),
         answers={
-            key: machine.Given(correct=a.correct, elapsed_ms=a.elapsed_ms, window_ms=a.window_ms, credit=a.credit)
+            # An answer from before windows were stored was scored on its question's timer at x1.
+            key: machine.Given(
+                correct=a.correct,
+                elapsed_ms=a.elapsed_ms,
+                window_ms=a.window_ms
+                or machine.question_timer_ms(
+                    room_seconds=room.timer_seconds,
+                    question_seconds=round_question_facts(round_id=room.round_id, position=key[1]).seconds,
+                ),
+                credit=a.credit,
+            )
             for key, a in answers.items()
         },
         timer_ms=room.timer_seconds * 1000,

@@ -19,7 +19,7 @@ from lobby import machine, picture_rows, team_board, teams
 from lobby.host_view import host_frame
 from lobby.machine import Phase
 from lobby.models import Answer, Player, Room
-from lobby.showing import shown_order
+from lobby.showing import question_numbering, shown_order
 from lobby.teams import TeamsMode
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
@@ -161,6 +161,10 @@ def room_picture(*, room_id: int) -> Picture:
         question = round_question_facts(round_id=room["round_id"], position=index)
         kind = kind_of(question)
         order = shown_order(question, seed=room["option_seed"], question_index=index)
+        # This question's timer at x1: its own seconds when it carries them, the room's otherwise (the screens
+        # draw their countdowns' bars from it).
+        timer_ms = machine.question_timer_ms(room_seconds=room["timer_seconds"], question_seconds=question.seconds)
+        snapshot["timer_seconds"] = timer_ms // 1000
         # What its kind shows while it is open (quiz/kinds): never what is right.
         snapshot["question"] = {
             "index": index,
@@ -170,12 +174,7 @@ def room_picture(*, room_id: int) -> Picture:
         }
         if question.image:
             snapshot["question"]["image"] = question.image
-        # "Question 3 of 10" counts questions only: a slide has no number (quiz/kinds/slide.py).
-        asking = [
-            kind_of(round_question_facts(round_id=room["round_id"], position=i)).asks
-            for i in range(room["question_count"])
-        ]
-        snapshot["numbering"] = {"number": sum(asking[: index + 1]) if kind.asks else None, "of": sum(asking)}
+        snapshot["numbering"] = question_numbering(round_id=room["round_id"], index=index, count=room["question_count"])
         answers = picture_rows.answer_rows(room_id, index)
         snapshot["answered_count"] = len(answers)
         if phase == Phase.QUESTION and not kind.asks:
@@ -184,7 +183,7 @@ def room_picture(*, room_id: int) -> Picture:
             # Everyone's time at x1 (the host's countdown; a player's own is in their `you`): the room's deadline
             # is the last extended one.
             offset = machine.own_deadline_offset_ms(
-                timer_ms=room["timer_seconds"] * 1000, time_percent=100, closing_percent=closing_percent
+                timer_ms=timer_ms, time_percent=100, closing_percent=closing_percent
             )
             # A moment to read: the options appear in `reading_ms`, and the clock runs from then.
             # Team talk: the options are shown, and the clock waits `talk_ms` (from now, the reading included).

@@ -46,6 +46,8 @@ class QuestionFacts:
     image: dict | None = None
     kind: str = DEFAULT
     key: dict = field(default_factory=dict)
+    # Its own time in seconds (an imported Kahoot! or Quizizz time, the editor's); None: the room's timer.
+    seconds: int | None = None
 
     @property
     def option_count(self) -> int:
@@ -93,6 +95,7 @@ def _facts_of(question: Question) -> QuestionFacts:
         image={"url": image_url(question.image_name), "alt": question.image_alt} if question.image_name else None,
         kind=question.kind,
         key=dict(question.key or {}),
+        seconds=question.seconds,
     )
 
 

@@ -66,13 +66,14 @@ class QuestionFactory(DjangoModelFactory):
     served_model_id = ""
     kind = "single"
     key = factory.LazyFunction(dict)
+    seconds = None  # its own time; None: the room's timer
 
     class Params:
         # Written by the writer model "writer-1", as a generated round's questions are.
         written = factory.Trait(provenance=Provenance.MODEL, model_id="writer-1")
 
     @classmethod
-    def _create(cls, model_class, *, text, options, correct_index, explanation, source, kind, key, **kwargs):
+    def _create(cls, model_class, *, text, options, correct_index, explanation, source, kind, key, seconds, **kwargs):
         data = QuestionData(
             text=text,
             options=tuple(options),
@@ -81,6 +82,7 @@ class QuestionFactory(DjangoModelFactory):
             source=source,
             kind=kind,
             key=key,
+            seconds=seconds,
         )
         return question_create(data=data, **kwargs)
 
@@ -94,6 +96,7 @@ class QuestionFactory(DjangoModelFactory):
             source=data.source,
             kind=data.kind,
             key=dict(data.key),
+            seconds=data.seconds,
             **kwargs,
         )
 

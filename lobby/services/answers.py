@@ -198,7 +198,10 @@ def _judge_answer(
             raise TooLate()
         raise AnswerRefused(_("That question is not open."))
     now = answer.received_at or timezone.now()
-    timer_ms = room.timer_seconds * 1000
+    # Cached for a few seconds: a room's 20 answers need it 20 times.
+    question = round_question_facts(round_id=room.round_id, position=question_index)
+    # The question's own time, or the room's timer: the player's window is that, stretched by their extra time.
+    timer_ms = machine.question_timer_ms(room_seconds=room.timer_seconds, question_seconds=question.seconds)
     # The room's deadline is the last of its players'; this player's own may be earlier.
     # None: a slide, which has no clock (its kind refuses every answer below).
     own_deadline = room.deadline and room.deadline - timedelta(
@@ -212,8 +215,6 @@ def _judge_answer(
         if now >= room.question_started_at - timedelta(seconds=room.team_talk_seconds):
             raise AnswerRefused(_("Team talk: agree on your answer, the answers open when the clock starts."))
         raise AnswerRefused(_("Wait for the options: the question is still being read."))
-    # Cached for a few seconds: a room's 20 answers need it 20 times.
-    question = round_question_facts(round_id=room.round_id, position=question_index)
     order = shown_order(question, seed=room.option_seed, question_index=question_index)
     kind = kind_of(question)
     try:

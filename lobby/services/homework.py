@@ -5,8 +5,9 @@ the results CSV and the audit export read it as a finished game, and no live soc
 Everything a player's place needs is in the database (lobby.models.HomeworkProgress): nothing is held in a
 process's memory, so a player resumes after a reload or a server restart.
 
-Each question's clock starts when the player opens it; their own deadline is the room's timer stretched by their
-extra time (machine.time_window_ms), never later than the assignment's deadline. Answers are judged by the
+Each question's clock starts when the player opens it; their own deadline is the question's own time (or the room's
+timer when it has none) stretched by their extra time (machine.question_timer_ms, machine.time_window_ms), never
+later than the assignment's deadline. Answers are judged by the
 question's kind, as the live game judges them, and scored at once with machine.answer_score (the same formula
 and streak bonus). A question left unanswered past the player's own deadline scores nothing. With reveal
 "deadline", nothing a player is sent names the right answer, an explanation, points or a score until the
@@ -38,7 +39,7 @@ from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
 from lobby.nicknames import clean_nickname
 from lobby.services.answers import answer_given
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
-from lobby.showing import shown_order
+from lobby.showing import question_numbering, shown_order
 from lobby.tokens import player_token, read_player_token
 from quiz.kinds import BadAnswer, kind_of
 from quiz.selectors import round_question_facts
@@ -145,8 +146,11 @@ def _question(room: Room, index: int):
     return question, shown_order(question, seed=room.option_seed, question_index=index), kind_of(question)
 
 
-def _window_ms(room: Room, player: Player) -> int:
-    return machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=player.time_percent)
+def _window_ms(room: Room, player: Player, question) -> int:
+    """The player's own time on `question`: its own seconds or the room's timer, stretched by their extra time,
+    as live (machine.question_timer_ms, machine.time_window_ms)."""
+    timer_ms = machine.question_timer_ms(room_seconds=room.timer_seconds, question_seconds=question.seconds)
+    return machine.time_window_ms(timer_ms=timer_ms, time_percent=player.time_percent)
 
 
 def _expire(progress: HomeworkProgress, player: Player, room: Room, at: datetime) -> None:
@@ -209,7 +213,10 @@ def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict
     shown = {"index": index, "kind": kind.name, "text": question.text, **kind.public(question, order)}
     if question.image:
         shown["image"] = question.image
+    # The countdown, as the live phone's: the time left, and the player's whole window (the bar's full length).
     shown["remaining_ms"] = max(int((progress.own_deadline - at).total_seconds() * 1000), 0)
+    shown["window_ms"] = max(int((progress.own_deadline - progress.opened_at).total_seconds() * 1000), 0)
+    shown["numbering"] = question_numbering(round_id=room.round_id, index=index, count=room.question_count)
     return shown
 
 
@@ -262,7 +269,8 @@ def homework_open(*, player_id: int, question_index: object) -> dict[str, Any]:
         if progress.opened_at is None:
             if not is_open(assignment, at=at):
                 raise DeadlinePassed()
-            window = timedelta(milliseconds=_window_ms(room, player))
+            question, _order, _kind = _question(room, progress.question_index)
+            window = timedelta(milliseconds=_window_ms(room, player, question))
             progress.opened_at = at
             progress.own_deadline = min(at + window, assignment.deadline)
             progress.save(update_fields=["opened_at", "own_deadline"])
@@ -293,7 +301,7 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
         except BadAnswer as error:
             raise AnswerRefused(str(error)) from None
         elapsed_ms = max(int((at - progress.opened_at).total_seconds() * 1000), 0)
-        window_ms = _window_ms(room, player)
+        window_ms = _window_ms(room, player, question)
         if kind.scored:
             scored = machine.answer_score(
                 streak=player.streak,

@@ -26,7 +26,7 @@ from lobby.machine import Phase
 from lobby.models import Player, Room
 from lobby.nicknames import clean_nickname
 from lobby.services.answers import close_where_everyone_answered
-from lobby.services.common import bump, closing_percent
+from lobby.services.common import bump, closing_percent, question_timer_ms
 from lobby.services.rooms import normalize_code
 from lobby.services.teams import TeamChooser
 from lobby.tokens import player_token, read_player_token
@@ -208,7 +208,7 @@ def _refit_deadline(room: Room, before: int) -> None:
     after = closing_percent(room.pk)
     if room.phase != Phase.QUESTION or after == before or room.deadline is None:
         return
-    timer_ms = room.timer_seconds * 1000
+    timer_ms = question_timer_ms(round_id=room.round_id, timer_seconds=room.timer_seconds, index=room.question_index)
     shift = machine.time_window_ms(timer_ms=timer_ms, time_percent=after) - machine.time_window_ms(
         timer_ms=timer_ms, time_percent=before
     )

@@ -15,7 +15,7 @@ from lobby.exceptions import (
 )
 from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Room
-from lobby.services.common import closing_percent
+from lobby.services.common import closing_percent, question_timer_ms
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_readiness
 
@@ -41,7 +41,9 @@ def _start_question_fields(room: Room, index: int) -> dict:
     if not _asks(room, index):
         return {"question_started_at": timezone.now(), "deadline": None}
     opens = timezone.now() + timedelta(seconds=room.reading_seconds + room.team_talk_seconds)
-    window = machine.time_window_ms(timer_ms=room.timer_seconds * 1000, time_percent=closing_percent(room.pk))
+    # The question's own time when it carries one, the room's timer otherwise; extra time stretches either.
+    timer_ms = question_timer_ms(round_id=room.round_id, timer_seconds=room.timer_seconds, index=index)
+    window = machine.time_window_ms(timer_ms=timer_ms, time_percent=closing_percent(room.pk))
     return {"question_started_at": opens, "deadline": opens + timedelta(milliseconds=window)}
 
 
@@ -157,8 +159,8 @@ def question_close(*, room_id: int, question_index: int) -> bool:
 
 
 def _score_question(room: Room, question_index: int) -> None:
-    timer_ms = room.timer_seconds * 1000
     question = round_question_facts(round_id=room.round_id, position=question_index)
+    timer_ms = machine.question_timer_ms(room_seconds=room.timer_seconds, question_seconds=question.seconds)
     if not kind_of(question).scored:
         return  # a poll: no points, and every streak stays as it was
     # Rows as tuples, not model objects: this runs with the room's row locked, and its CPU time is the GIL's.
@@ -213,12 +215,13 @@ def resume_after_outage() -> int:
     )
     extended = 0
     with transaction.atomic():
-        for room_id, timer_seconds, deadline, closing in open_rooms.values_list(
-            "pk", "timer_seconds", "deadline", "closing"
+        for room_id, round_id, index, timer_seconds, deadline, closing in open_rooms.values_list(
+            "pk", "round_id", "question_index", "timer_seconds", "deadline", "closing"
         ):
+            timer_ms = question_timer_ms(round_id=round_id, timer_seconds=timer_seconds, index=index)
             needed = floor + timedelta(
                 milliseconds=machine.own_deadline_offset_ms(
-                    timer_ms=timer_seconds * 1000, time_percent=100, closing_percent=closing or 100
+                    timer_ms=timer_ms, time_percent=100, closing_percent=closing or 100
                 )
             )
             if deadline < needed and Room.objects.filter(pk=room_id, deadline__lt=needed).update(
