@@ -13,6 +13,7 @@ urlpatterns = [
     path("packs/<int:pack_id>/check/", views.pack_check, name="pack_check"),
     path("<int:round_id>/export.csv", views.round_export_csv, name="round_export_csv"),
     path("<int:round_id>/export.json", views.round_export_json, name="round_export_json"),
+    path("<int:round_id>/export/kahoot/report/", views.round_export_kahoot, name="round_export_kahoot"),
     path("<int:round_id>/export/<str:fmt>/", views.round_export_as, name="round_export_as"),
     path("images/<str:name>", image_views.question_image, name="question_image"),
     path("generate/", gen_views.generate_new, name="generate_new"),

@@ -22,6 +22,7 @@ from quiz.host_rounds import (
     host_round_save,
     host_round_summaries,
 )
+from quiz.importers import kahoot
 from quiz.kinds import KINDS
 from quiz.models import Pack, Round
 from quiz.selectors import pack_list
@@ -227,3 +228,11 @@ def round_export_as(request: HttpRequest, round_id: int, fmt: str) -> HttpRespon
     round_ = _own_round(request, round_id)
     content, _left_out = export.write(round_.title, host_round_questions(round_=round_))
     return _download(content, filename=_filename(round_, export.extension), content_type=export.content_type)
+
+
+@require_GET
+def round_export_kahoot(request: HttpRequest, round_id: int) -> HttpResponse:
+    """Before the Kahoot! spreadsheet: which questions it shortens, changes or leaves out, and why."""
+    round_ = _own_round(request, round_id)
+    notes = kahoot.export_notes(host_round_questions(round_=round_))
+    return render(request, "quiz/export_report.html", {"round": round_, "notes": notes})

@@ -9,6 +9,7 @@ multi, the answers True and False a true/false question; the time limit is kept.
 
 import io
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -97,9 +98,95 @@ def _row(report: Report, number: int, cells: list[Any], columns: dict[str, int])
     report.add(number, text, raw)
 
 
+# Kahoot!'s template's limits, in characters as a browser counts them (UTF-16 units: an emoji counts two).
+MAX_QUESTION = 120
+MAX_ANSWER = 75
+MAX_ANSWERS = 4
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class ExportNote:
+    """A question the export changed or left out: its number in the round, its text and why."""
+
+    number: int
+    text: str
+    reason: str
+    left_out: bool = False
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text` within `limit` UTF-16 units: cut at the last space in its final quarter when there is one, else
+    where it reaches the limit (never inside a character), and ended with "…"."""
+    if _units(text) <= limit:
+        return text
+    cut = ""
+    for char in text:
+        if _units(cut + char) > limit - 1:
+            break
+        cut += char
+    space = cut.rfind(" ")
+    if space >= len(cut) * 3 // 4:
+        cut = cut[:space]
+    return cut.rstrip() + ELLIPSIS
+
+
+def _fitted(question: QuestionData) -> tuple[list[Any] | None, list[str]]:
+    """The question's row for Kahoot!'s template and what was changed to fit it; (None, [why]) when it cannot go
+    in at all."""
+    kind = kind_of(question).name
+    if kind == "true_false":
+        options, marked = ["True", "False"], [0 if question.key["answer"] else 1]
+    elif kind == "single":
+        options, marked = list(question.options), [question.correct_index]
+    elif kind == "multi":
+        options, marked = list(question.options), list(question.key["correct_indexes"])
+    else:
+        return None, [_("Kahoot!'s spreadsheet holds no “%(kind)s” question") % {"kind": kind_of(question).label}]
+    if len(options) > MAX_ANSWERS:
+        return None, [
+            _("it has %(count)s answers; Kahoot! holds at most %(max)s") % {"count": len(options), "max": MAX_ANSWERS}
+        ]
+    changes = []
+    text = shortened(question.text, MAX_QUESTION)
+    if text != question.text:
+        changes.append(_("the question was shortened to Kahoot!'s %(max)s characters") % {"max": MAX_QUESTION})
+    fitted = [shortened(option, MAX_ANSWER) for option in options]
+    for number, (option, fit) in enumerate(zip(options, fitted, strict=True), start=1):
+        if fit != option:
+            reason = _("answer %(number)s was shortened to Kahoot!'s %(max)s characters")
+            changes.append(reason % {"number": number, "max": MAX_ANSWER})
+    if len({option.casefold() for option in fitted}) < len(fitted):
+        return None, [
+            _("two of its answers read the same once shortened to Kahoot!'s %(max)s characters") % {"max": MAX_ANSWER}
+        ]
+    limit = question.seconds
+    time = min(KAHOOT_TIMES, key=lambda t: abs(t - limit)) if limit else 20
+    if limit and time != limit:
+        reason = _("its time of %(seconds)s s became %(time)s s, the nearest Kahoot! allows")
+        changes.append(reason % {"seconds": limit, "time": time})
+    cells = fitted + [""] * (MAX_ANSWERS - len(fitted))
+    return [text, *cells, time, ",".join(str(i + 1) for i in marked)], changes
+
+
+def export_notes(questions: list[QuestionData]) -> list[ExportNote]:
+    """Every question the Kahoot! export shortens, changes or leaves out, with why (the export report)."""
+    notes = []
+    for number, question in enumerate(questions, start=1):
+        row, changes = _fitted(question)
+        notes += [ExportNote(number, question.text, reason, left_out=row is None) for reason in changes]
+    return notes
+
+
 def export(title: str, questions: list[QuestionData]) -> tuple[bytes, list[str]]:
-    """The questions in Kahoot!'s template layout, and what could not go in (Kahoot! quizzes hold up to four
-    answers, single, multi and true/false questions)."""
+    """The questions in Kahoot!'s template layout, and the texts of those that could not go in (Kahoot! quizzes
+    hold single, multi and true/false questions of up to four answers). A question or answer over the template's
+    limits is shortened; each shortened, changed or left-out question is named with why on the workbook's second
+    sheet, "Export report" (and on the export's page, `export_notes`), never silently."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -113,30 +200,19 @@ def export(title: str, questions: list[QuestionData]) -> tuple[bytes, list[str]]
     left_out: list[str] = []
     number = 0
     for question in questions:
-        row = _export_row(question)
+        row, _changes = _fitted(question)
         if row is None:
             left_out.append(question.text)
             continue
         number += 1
         sheet.append([number, *row])
+    notes = export_notes(questions)
+    if notes:
+        report = book.create_sheet(_("Export report")[:31])
+        report.append([_("Question"), _("Text"), _("What the export did")])
+        for note in notes:
+            done = _("left out: %(reason)s") if note.left_out else _("changed: %(reason)s")
+            report.append([note.number, note.text, done % {"reason": note.reason}])
     buffer = io.BytesIO()
     book.save(buffer)
     return buffer.getvalue(), left_out
-
-
-def _export_row(question: QuestionData) -> list[Any] | None:
-    kind = kind_of(question).name
-    if kind == "true_false":
-        options, marked = ["True", "False"], [0 if question.key["answer"] else 1]
-    elif kind == "single":
-        options, marked = list(question.options), [question.correct_index]
-    elif kind == "multi":
-        options, marked = list(question.options), list(question.key["correct_indexes"])
-    else:
-        return None
-    if len(options) > 4:
-        return None
-    limit = question.seconds
-    time = min(KAHOOT_TIMES, key=lambda t: abs(t - limit)) if limit else 20
-    cells = options + [""] * (4 - len(options))
-    return [question.text, *cells, time, ",".join(str(i + 1) for i in marked)]
