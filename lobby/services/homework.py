@@ -196,6 +196,11 @@ def homework_state(*, player_id: int) -> dict[str, Any]:
         "finished": progress.question_index >= room.question_count,
         "reveal": assignment.reveal,
     }
+    if not state["finished"]:
+        # "Question 3 of 10" as live counts it (a slide has no number, and homework steps over it).
+        state["numbering"] = question_numbering(
+            round_id=room.round_id, index=progress.question_index, count=room.question_count
+        )
     if shown:
         state["score"] = player.score
         # Each question the player is past; every question once the deadline is (none ahead of them before).
@@ -236,22 +241,30 @@ def _answers_told(player: Player, room: Room, *, upto: int) -> list[dict[str, An
         option, response, correct, points = given.get(index, (None, None, False, 0))
         told.append(
             {
-                **_verdict(question, kind, index=index, correct=correct, points=points),
-                "question": {"index": index, "kind": kind.name, "text": question.text, **kind.public(question, order)},
-                "reveal": kind.reveal(question, order, []),
+                **_verdict(question, order, kind, index=index, correct=correct, points=points),
+                "question": {
+                    "index": index,
+                    "kind": kind.name,
+                    "text": question.text,
+                    **kind.public(question, order),
+                    "numbering": question_numbering(round_id=room.round_id, index=index, count=room.question_count),
+                },
                 "given": None if option is None else kind.shown(question, order, option, response),
             }
         )
     return told
 
 
-def _verdict(question, kind, *, index: int, correct: bool, points: int) -> dict[str, Any]:
+def _verdict(question, order, kind, *, index: int, correct: bool, points: int) -> dict[str, Any]:
+    """The player's verdict on one question and its reveal as a live phone gets it (its kind's, in the player's
+    order), so the page draws both with the live phone's code."""
     return {
         "index": index,
         "correct": correct if kind.scored else None,
         "points": points,
         "answer": kind.right_text(question) if kind.scored else "",
         "explanation": question.explanation,
+        "reveal": kind.reveal(question, order, []),
     }
 
 
@@ -339,7 +352,9 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
         "given": kind.shown(question, order, judged.option, judged.response),
     }
     if answers_shown(assignment, at=at):
-        reply["verdict"] = _verdict(question, kind, index=question_index, correct=judged.right, points=scored.points)
+        reply["verdict"] = _verdict(
+            question, order, kind, index=question_index, correct=judged.right, points=scored.points
+        )
         reply["score"] = player.score
     return reply
 

@@ -1,9 +1,13 @@
 // A homework player's page: join, open each question (its clock starts then), answer it, resume after a reload.
 // Every request is a POST with the CSRF token from the csrftoken cookie; the player's place lives on the server.
+// The question, its picture, its countdown, the verdict and the answer given are drawn by the live phone's code
+// (room.js, picture.js, reveal.js, kinds.js): homework differs only in whose clock runs, the player's own.
 
 import { choices, kindOf } from "./kinds.js";
+import { showPicture } from "./picture.js";
+import { showGiven, showVerdict } from "./reveal.js";
+import { Countdown, progressText } from "./room.js";
 import { $, el, hideError, showError, showPhase } from "./ui.js";
-import { verdictOf } from "./verdicts.js";
 
 const root = $("homework");
 const code = root.dataset.code;
@@ -11,7 +15,10 @@ const api = root.dataset.api;
 const tokenKey = `quizgate.homework.${code}`;
 let token = localStorage.getItem(tokenKey);
 let state = null;
-let ticker = null;
+const countdown = new Countdown($("timer"), $("timer-live"), $("countdown-bar"));
+// The player's own time ran out: the server moves them on to the next question.
+countdown.onExpired = () => refresh();
+let deadlineTimer = null;
 
 function csrfToken() {
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -43,17 +50,14 @@ function fail(error) {
   showError($("hw-error"), error.message);
 }
 
-function progressText(index, count) {
-  return interpolate(gettext("Question %(number)s of %(count)s"), { number: index + 1, count }, true);
-}
-
 function scoreText(score) {
   return interpolate(gettext("Your score: %s"), [score]);
 }
 
 function render(next) {
   state = next;
-  clearInterval(ticker);
+  countdown.stop();
+  clearTimeout(deadlineTimer);
   hideError($("hw-error"));
   $("hw-me").hidden = false;
   $("hw-me").textContent = state.nickname;
@@ -65,58 +69,50 @@ function render(next) {
     $("closed-score").textContent = $("final-score").textContent;
     $("final-later").hidden = state.score !== undefined;
     showAnswers(state.answers);
+    // The right answers promised for after the deadline: drawn when it comes, without a reload.
+    const wait = Date.parse(state.deadline) - Date.now();
+    if (state.answers === undefined && wait > 0 && wait < 2 ** 31) deadlineTimer = setTimeout(refresh, wait + 1000);
     return;
   }
   showPhase("ready");
-  $("ready-title").textContent = progressText(state.question_index, state.question_count);
+  $("ready-title").textContent = progressText(state);
   $("open-question").focus();
 }
 
 function showQuestion(q) {
   showPhase("question");
-  $("q-progress").textContent = progressText(q.index, state.question_count);
+  $("q-progress").textContent = progressText(q);
   $("q-text").textContent = q.text;
-  const picture = $("q-picture");
-  picture.hidden = !q.image;
-  picture.replaceChildren(...(q.image ? [el("img", { attrs: { src: q.image.url, alt: q.image.alt } })] : []));
+  showPicture($("q-picture"), q.image);
   let answered = false;
   kindOf(q).playerControls(q, $("q-options"), async (given) => {
     if (answered) return;
     answered = true;
     try {
-      showVerdict(await post("answer", { question: q.index, ...given }));
+      drawVerdict(await post("answer", { question: q.index, ...given }));
     } catch (error) {
       answered = false;
       fail(error);
       if (error.code === "too_late" || error.code === "already_answered") refresh();
     }
   });
-  const ends = Date.now() + q.remaining_ms;
-  const tick = () => {
-    const left = Math.max(0, Math.ceil((ends - Date.now()) / 1000));
-    $("timer").textContent = interpolate(ngettext("%s second left", "%s seconds left", left), [left]);
-    if (left <= 0) {
-      clearInterval(ticker);
-      refresh();
-    }
-  };
-  tick();
-  ticker = setInterval(tick, 250);
+  countdown.start(q.remaining_ms, q.window_ms);
 }
 
-function showVerdict(reply) {
-  clearInterval(ticker);
-  state = { ...state, question: null, question_index: reply.next, finished: reply.finished };
-  if (!reply.verdict) return reply.finished ? refresh() : render(state);
+// The verdict after each question (when the host chose so), as the live phone draws its reveal.
+function drawVerdict(reply) {
+  countdown.stop();
+  const q = state.question;
+  // The next question's number and the player's place come from the server (a reload draws the same).
+  if (!reply.verdict) return refresh();
   showPhase("verdict");
   const v = reply.verdict;
-  $("v-title").textContent = progressText(v.index, state.question_count);
-  const words = verdictOf({ scored: v.correct !== null, correct: v.correct, points: v.points });
-  $("verdict").textContent = words.text;
-  $("verdict").className = `verdict ${words.tone}`;
+  const mine = { option: reply.given, correct: v.correct, points: v.points };
+  $("v-title").textContent = progressText(q);
+  showVerdict($("verdict"), q, v.reveal, mine);
+  showGiven($("v-mine"), q, v.reveal, mine);
   $("v-points").textContent = interpolate(gettext("%(points)s points · total %(score)s"), { points: v.points, score: reply.score }, true);
-  $("v-answer-line").hidden = !v.answer;
-  $("v-answer").textContent = v.answer;
+  $("v-answer").textContent = kindOf(q).answerText(q, v.reveal);
   $("v-explanation").textContent = v.explanation;
   $("go-next").textContent = reply.finished ? gettext("See my score") : gettext("Next question");
   $("go-next").focus();
@@ -130,19 +126,16 @@ function showAnswers(answers) {
     const q = told.question;
     const kind = kindOf(q);
     const item = el("li", { className: "card hw-answer" });
-    item.append(
-      el("p", { text: progressText(q.index, state.question_count), className: "q-progress" }),
-      el("h3", { text: q.text }),
-    );
-    if (told.given === null || told.given === undefined) {
-      item.append(el("p", { text: gettext("No answer this time"), className: "verdict missed" }));
-    } else {
-      const words = verdictOf({ scored: told.correct !== null, correct: told.correct, points: told.points });
-      item.append(el("p", { text: words.text, className: `verdict ${words.tone}` }));
+    item.append(el("p", { text: progressText(q), className: "q-progress" }), el("h3", { text: q.text }));
+    const verdict = el("p");
+    const given = told.given ?? null;
+    showVerdict(verdict, q, told.reveal, given === null ? null : { option: given, correct: told.correct, points: told.points });
+    item.append(verdict);
+    if (given !== null) {
       const option = (i) => `${"ABCDEF"[i]} — ${choices(q)[i]}`;
-      let shown = kind.givenText(q, told.given);
-      if (kind.showsOption && choices(q)?.[told.given] !== undefined) shown = option(told.given);
-      else if (q.kind === "multi") shown = told.given.map(option).join("; ");
+      let shown = kind.givenText(q, given);
+      if (kind.showsOption && choices(q)?.[given] !== undefined) shown = option(given);
+      else if (q.kind === "multi") shown = given.map(option).join("; ");
       item.append(el("p", { text: `${gettext("Your answer")}: ${shown}`, className: "hw-given" }));
     }
     const right = el("p", { className: "right-answer" });
@@ -186,7 +179,7 @@ $("open-question").addEventListener("click", async () => {
   }
 });
 
-$("go-next").addEventListener("click", () => (state.finished ? refresh() : render(state)));
+$("go-next").addEventListener("click", refresh);
 
 if (token) refresh();
 else showPhase("join");

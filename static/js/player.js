@@ -1,8 +1,8 @@
-import { Countdown, Reading, endNote, optionContent, ordinal, progressText, roomSocket, teamName } from "./room.js";
+import { Countdown, Reading, endNote, ordinal, progressText, roomSocket, teamName } from "./room.js";
 import { $, el, hideError, phaseRenderer, showError, showPhase } from "./ui.js";
 import { showPicture } from "./picture.js";
-import { choices, kindOf } from "./kinds.js";
-import { markOf, verdictOf } from "./verdicts.js";
+import { kindOf } from "./kinds.js";
+import { showGiven, showVerdict } from "./reveal.js";
 
 const root = $("player");
 const code = root.dataset.code;
@@ -252,27 +252,10 @@ function renderReveal(state) {
   if (voided) {
     verdict.textContent = gettext("Voided by the host — no points for this question");
     verdict.className = "verdict missed";
-  } else if (!mine) {
-    verdict.textContent = gettext("No answer this time");
-    verdict.className = "verdict missed";
   } else {
-    const words = verdictOf({ scored: kind.isRight(q, reveal, mine.option, mine) !== null, correct: mine.correct, points: mine.points });
-    verdict.textContent = words.text;
-    verdict.className = `verdict ${words.tone}`;
+    showVerdict(verdict, q, reveal, mine);
   }
-  // The answer given, as it looked on the phone: an option with its colour, shape and letter, or the words.
-  const chosen = mine ? mine.option : null;
-  if (chosen === null || chosen === undefined) {
-    $("r-mine").replaceChildren();
-  } else {
-    const right = kind.isRight(q, reveal, chosen, mine);
-    const tone = right === null ? "" : right ? "right" : mine.points > 0 ? "partly" : "wrong";
-    const card = kind.showsOption && choices(q)?.[chosen] !== undefined
-      ? optionContent(el("div", { className: `option ${tone}` }), chosen, choices(q)[chosen])
-      : el("div", { className: `option given ${tone}`, text: kind.givenText(q, chosen) });
-    if (right !== null) card.append(el("span", { text: markOf(right, mine.points), className: "mark" }));
-    $("r-mine").replaceChildren(el("p", { text: gettext("Your answer"), className: "muted" }), card);
-  }
+  showGiven($("r-mine"), q, reveal, mine);
   const points = mine && !voided ? mine.points : 0;
   $("r-points").textContent = `+${points}`;
   $("r-total").textContent = String(you.score);
