@@ -135,6 +135,35 @@ def test_live_the_clock_closes_a_short_question_at_its_own_deadline(make_room):
     assert Room.objects.get(pk=room.pk).phase == Phase.REVEAL
 
 
+@pytest.mark.django_db
+def test_live_extra_time_given_during_a_question_moves_the_deadline_by_its_own_time(make_room):
+    room, (ann, _ben) = _live_room(make_room, players=("Ann", "Ben"))
+    room = _next_question(room.pk)
+    before = room.deadline
+    services.player_time_set(room_id=room.pk, player_id=ann, time_percent=150)
+    # Half of the question's own 30 s more (the room's 10 s would have given 5).
+    assert Room.objects.get(pk=room.pk).deadline - before == timedelta(seconds=15)
+
+
+@pytest.mark.django_db
+def test_live_after_an_outage_a_player_without_extra_time_gets_the_few_seconds_more_on_its_own_time(
+    make_room, settings
+):
+    room, (ann, ben) = _live_room(make_room, players=("Ann", "Ben"))
+    services.player_time_set(room_id=room.pk, player_id=ann, time_percent=200)
+    room = _next_question(room.pk)
+    # 59.9 s of Ann's 60 went by during the outage: Ben's own 30 s ran out long ago.
+    shift = timedelta(seconds=59.9)
+    Room.objects.filter(pk=room.pk).update(
+        question_started_at=room.question_started_at - shift, deadline=room.deadline - shift
+    )
+    assert services.resume_after_outage() == 1
+    services.answer_submit(player_id=ben, question_index=0, option=0)
+    # Ben's own deadline is the room's less the question's own 30 s (not the room's 10 s): the floor still holds.
+    snapshot = room_snapshot(room_id=room.pk)
+    assert snapshot["remaining_ms"] > (settings.DB_OUTAGE_RESUME_SECONDS - 1) * 1000
+
+
 # -- homework --------------------------------------------------------------------------------------------------
 
 
