@@ -7,11 +7,10 @@ process's memory, so a player resumes after a reload or a server restart.
 
 Each question's clock starts when the player opens it; their own deadline is the question's own time (or the room's
 timer when it has none) stretched by their extra time (machine.question_timer_ms, machine.time_window_ms), never
-later than the assignment's deadline. Answers are judged by the
-question's kind, as the live game judges them, and scored at once with machine.answer_score (the same formula
-and streak bonus). A question left unanswered past the player's own deadline scores nothing. With reveal
-"deadline", nothing a player is sent names the right answer, an explanation, points or a score until the
-assignment's deadline has passed.
+later than the assignment's deadline. Answers are judged by the question's kind, as the live game judges them, and
+scored at once with machine.answer_score (the same formula and streak bonus). A question left unanswered past the
+player's own deadline scores nothing. With reveal "deadline", nothing a player is sent names the right answer, an
+explanation, points or a score until the assignment's deadline has passed.
 
 `now` is the one time source of these rules: tests replace it."""
 

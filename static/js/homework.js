@@ -69,9 +69,10 @@ function render(next) {
     $("closed-score").textContent = $("final-score").textContent;
     $("final-later").hidden = state.score !== undefined;
     showAnswers(state.answers);
-    // The right answers promised for after the deadline: drawn when it comes, without a reload.
-    const wait = Date.parse(state.deadline) - Date.now();
-    if (state.answers === undefined && wait > 0 && wait < 2 ** 31) deadlineTimer = setTimeout(refresh, wait + 1000);
+    // The right answers promised for after the deadline: drawn when it comes, without a reload (asked again each
+    // second after it, should this browser's clock run ahead of the server's).
+    const wait = Math.max(Date.parse(state.deadline) - Date.now(), 0) + 1000;
+    if (state.answers === undefined && wait < 2 ** 31) deadlineTimer = setTimeout(refresh, wait);
     return;
   }
   showPhase("ready");

@@ -123,6 +123,7 @@ def test_homework_each_question_counts_down_its_own_time(live_url, browser, tmp_
     expect(phone.locator("#v-mine .option")).to_contain_text("42")
     expect(phone.locator("#v-mine .mark")).to_have_text("✔ Right")
     expect(phone.locator("#v-answer")).to_have_text(re.compile(r"^[A-D] — 42$"))  # in the player's shuffled order
+    check_page(phone, "question-time-homework-verdict")
     audit.check(phone, "question-time-homework-verdict")
     phone.locator("#go-next").click()
 
