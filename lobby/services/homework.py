@@ -256,12 +256,11 @@ def _answers_told(player: Player, room: Room, *, upto: int) -> list[dict[str, An
 
 def _verdict(question, order, kind, *, index: int, correct: bool, points: int) -> dict[str, Any]:
     """The player's verdict on one question and its reveal as a live phone gets it (its kind's, in the player's
-    order), so the page draws both with the live phone's code."""
+    order), so the page draws both, and the right answer's words, with the live phone's code."""
     return {
         "index": index,
         "correct": correct if kind.scored else None,
         "points": points,
-        "answer": kind.right_text(question) if kind.scored else "",
         "explanation": question.explanation,
         "reveal": kind.reveal(question, order, []),
     }
