@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from quiz import images
 from quiz.exceptions import InvalidQuestion
 from quiz.importers import max_upload_bytes
 from quiz.kinds import DEFAULT, kind_choices, kind_named, kind_of, kinds_with
+from quiz.pictures import images
 from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,

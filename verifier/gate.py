@@ -4,10 +4,11 @@ The writer builds a `Gate` (sync: settings and the stored thresholds), awaits `c
 plain `GateDecision`s back; recording them is `verifier.services.verdict_record`. The async part never touches
 the database.
 
-One question's path goes down two steps, each one module, in order: the checker asked (verifier/asking.py: the
-first check and the blind question side by side), then the verdict on its answers (verifier/verdict.py: the pass
-mark of the model that served, the judgement, a second opinion on the borderline, the reason, the cost, the
-decision). The gate holds the round: its call budget, deadline, breaker, tally and log line.
+One question's path goes down two steps, each one module, in order: the checker asked
+(verifier/question/asking.py: the first check and the blind question side by side), then the verdict on its
+answers (verifier/question/verdict.py: the pass mark of the model that served, the judgement, a second opinion on
+the borderline, the reason, the cost, the decision). The gate holds the round: its call budget, deadline,
+breaker, tally and log line.
 """
 
 import asyncio
@@ -20,8 +21,7 @@ from typing import Self
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import asking, conf, verdict
-from verifier.asking import blind_applicable
+from verifier import conf
 from verifier.backends import Backend, CallBudget, GateFailure
 from verifier.breaker import Breaker, BreakerGuard, gate_breaker
 from verifier.decisions import (
@@ -37,8 +37,10 @@ from verifier.decisions import (
     RoundTally,
 )
 from verifier.pass_marks import round_pass_marks
+from verifier.question import asking, verdict
+from verifier.question.asking import blind_applicable
+from verifier.question.second_opinion import SecondOpinion
 from verifier.registry import backend_for, can, gate_enabled
-from verifier.second_opinion import SecondOpinion
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
 __all__ = [
@@ -238,7 +240,7 @@ class Gate:
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
-        """Ask the blind question alone (verifier/asking.py), on this round's call budget."""
+        """Ask the blind question alone (verifier/question/asking.py), on this round's call budget."""
         return await asking.blind_check(
             item, enabled=self.blind_enabled, config=self.config, backend=self.backend, budget=self.budget
         )

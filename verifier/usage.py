@@ -1,7 +1,7 @@
 """The tokens a check spent, read back: by role (the checker's own calls, the blind re-answer's, the second
 opinion's), kept in the decision's details under "usage" ({role: core.cost.Usage as a dict}), so a verdict carries
 what it cost and a round's cost is the sum of its verdicts' and its writer's. The verdict writes them
-(verifier/verdict.py: `spent`); the review side and the round's cost line read them here.
+(verifier/question/verdict.py: `spent`); the review side and the round's cost line read them here.
 """
 
 from collections.abc import Iterable, Mapping

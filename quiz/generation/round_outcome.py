@@ -7,7 +7,6 @@ from typing import Protocol
 
 from django.utils.translation import gettext
 
-from quiz.conf import WriterConfig
 from quiz.generation.prompts import RoundSpec
 from quiz.generation.write_outcome import (
     Candidate,
@@ -28,6 +27,7 @@ from quiz.generation.writer_messages import (
     short_message,
     ungated_message,
 )
+from quiz.jobs.conf import WriterConfig
 from quiz.models import CheckStatus
 from verifier import causes
 from verifier.gate import MODEL_CHANGED

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from quiz.conf import WriterConfig
+from quiz.checking.kind_checks import asked_question, question_check
 from quiz.exceptions import InvalidQuestion, WriterError
 from quiz.generation import over_ask, round_outcome
 from quiz.generation.model_client import ModelClient, StreamBroken
@@ -33,7 +33,7 @@ from quiz.generation.writer_messages import (
     AttemptFacts,
     seconds_text,
 )
-from quiz.kind_checks import asked_question, question_check
+from quiz.jobs.conf import WriterConfig
 from verifier import conf as gate_conf
 from verifier.gate import Gate
 

@@ -13,9 +13,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from review import evidence
-from review.admin import reviewing
-from review.admin_filters import (
+from review.admin import evidence, reviewing
+from review.admin.filters import (
     CheckerChoseFilter,
     CheckerFilter,
     CrowdFilter,

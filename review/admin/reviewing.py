@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from quiz.exceptions import InvalidQuestion
-from review import evidence
+from review.admin import evidence
 from review.forms import FixForm, LabelForm
 from review.models import ReviewLabel
 from review.services import question_fix, reviews_label

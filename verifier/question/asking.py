@@ -5,7 +5,7 @@ The first check is the question with its marked answer (and, grounded, its sourc
 marked answer, asked once per order shown: the checker answers as a player would; its answer, mapped back to the
 options' own letters, is the third score a closed-book verdict takes the least of (verifier.policy), and a
 confident other pick flags the question. `ask_checker` asks both at once on the round's call budget and returns
-what came back (`Asked`) for the verdict (verifier/verdict.py) to judge; nothing here raises for a backend's
+what came back (`Asked`) for the verdict (verifier/question/verdict.py) to judge; nothing here raises for a backend's
 fault.
 """
 

@@ -1,7 +1,7 @@
 """The second step of a question's path through the gate: the verdict on what the checker said.
 
-From the answers the first step brought back (verifier/asking.py, `Asked`): the pass mark of the model that
-served, the first judgement, a second opinion on the borderline (verifier/second_opinion.py), the reason and
+From the answers the first step brought back (verifier/question/asking.py, `Asked`): the pass mark of the model that
+served, the first judgement, a second opinion on the borderline (verifier/question/second_opinion.py), the reason and
 message a reviewer reads, what the check cost (kept under "usage" in the details and counted in the metrics),
 and the `GateDecision`. A question that got no answer passes `unverified` (`fail_open`, with its warning line),
 one the gate does not check `unchecked`.
@@ -15,7 +15,6 @@ from typing import Any
 
 from core import cost, metrics
 from verifier import conf, policy
-from verifier.asking import Asked
 from verifier.backends import BackendAnswer, GateFailure
 from verifier.breaker import UNAVAILABLE
 from verifier.decisions import (
@@ -28,7 +27,8 @@ from verifier.decisions import (
     add_tokens,
 )
 from verifier.prompts import OPTION_LABELS
-from verifier.second_opinion import SecondOpinion
+from verifier.question.asking import Asked
+from verifier.question.second_opinion import SecondOpinion
 from verifier.usage import USAGE
 
 logger = logging.getLogger("verifier")
