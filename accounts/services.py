@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from accounts.models import HostAccount
 from core.owner_keys import new_owner_key
 from lobby.services import rooms_move
-from quiz.host_rounds import host_rounds_move
+from quiz.pages.host_rounds import host_rounds_move
 
 
 def host_sign_up(*, username: str, password: str) -> AbstractBaseUser:

@@ -26,7 +26,7 @@ import django  # noqa: E402
 django.setup()
 
 from review.checker_eval import pack_items  # noqa: E402
-from review.sweep import GOOD  # noqa: E402
+from review.thresholds.sweep import GOOD  # noqa: E402
 from tests.fakes.model_server import ModelServer  # noqa: E402
 
 CHECKERS = ("knows", "constant", "hangs")

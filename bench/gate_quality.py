@@ -41,7 +41,7 @@ from django.db import DatabaseError  # noqa: E402
 
 from quiz.validation import clean_question  # noqa: E402
 from review.labelled_set import blind_marked_probability, labelled_set_items  # noqa: E402
-from review.sweep import DEFECTIVE, GOOD, LabelledScore, sweep_row, sweep_rows, widest_safe  # noqa: E402
+from review.thresholds.sweep import DEFECTIVE, GOOD, LabelledScore, sweep_row, sweep_rows, widest_safe  # noqa: E402
 from verifier import conf, policy  # noqa: E402
 from verifier.prompts import option_letters  # noqa: E402
 from verifier.selectors import threshold_for  # noqa: E402

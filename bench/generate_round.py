@@ -26,8 +26,8 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from quiz.conf import writer_config  # noqa: E402
 from quiz.generation.writer import RoundSpec, RoundWriter  # noqa: E402
+from quiz.jobs.conf import writer_config  # noqa: E402
 from tests.fakes.writer_server import WriterServer  # noqa: E402
 from verifier.conf import gate_config  # noqa: E402
 from verifier.gate import Gate  # noqa: E402

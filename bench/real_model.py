@@ -44,9 +44,9 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from quiz.conf import writer_config  # noqa: E402
 from quiz.generation.prompts import RoundSpec  # noqa: E402
 from quiz.generation.writer import RoundWriter, WriteOutcome  # noqa: E402
+from quiz.jobs.conf import writer_config  # noqa: E402
 from quiz.packs import PACK_DIRECTORY, pack_file_read  # noqa: E402
 from quiz.validation import QuestionData  # noqa: E402
 from verifier import registry  # noqa: E402

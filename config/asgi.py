@@ -15,7 +15,7 @@ from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E
 from lobby import rebalance  # noqa: E402
 from lobby.clock import clock_start, clock_stop  # noqa: E402
 from lobby.routing import websocket_urlpatterns  # noqa: E402
-from quiz.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
+from quiz.generation.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
 
 
 class Lifespan:

@@ -13,7 +13,7 @@ app.autodiscover_tasks()
 @worker_init.connect
 def refuse_settings_that_cannot_work_together(**kwargs) -> None:
     """A worker is where a redelivered task would be dropped: it does not start on such settings."""
-    from quiz.checks import check_job_takeover
+    from quiz.jobs.checks import check_job_takeover
 
     errors = check_job_takeover()
     if errors:

@@ -75,8 +75,8 @@ RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", default="ratelimit")
 # Only behind a proxy that sets it: otherwise any client could pick its own address.
 TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 
-# Questions' pictures (quiz/images.py). What a picture may be when it comes in (bytes, and pixels: a decompression
-# bomb is refused before it is decoded), and its long side once re-encoded.
+# Questions' pictures (quiz/pictures/images.py). What a picture may be when it comes in (bytes, and pixels: a
+# decompression bomb is refused before it is decoded), and its long side once re-encoded.
 QUIZ_IMAGE_MAX_BYTES = env.int("QUIZ_IMAGE_MAX_BYTES", default=5 * 1024 * 1024)
 QUIZ_IMAGE_MAX_PIXELS = env.int("QUIZ_IMAGE_MAX_PIXELS", default=40_000_000)
 QUIZ_IMAGE_MAX_SIDE = env.int("QUIZ_IMAGE_MAX_SIDE", default=1600)

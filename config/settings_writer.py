@@ -1,7 +1,7 @@
 """The writer's settings (quiz/generation/): the model server, its limits, uploads and where a job runs.
 
 Star-imported by config/settings.py after the .env file is read; each default is declared here once, and
-quiz/conf.py and quiz/generation/limits.py only read them.
+quiz/jobs/conf.py and quiz/generation/limits.py only read them.
 """
 
 import environ

@@ -6,7 +6,7 @@ class QuizConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from quiz import checks  # noqa: F401 - registers the start-up checks
         from quiz.image_retention import image_receivers_connect
+        from quiz.jobs import checks  # noqa: F401 - registers the start-up checks
 
         image_receivers_connect()

@@ -7,10 +7,10 @@ from django.core.exceptions import ValidationError
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from quiz import images
 from quiz.exceptions import InvalidQuestion
 from quiz.importers import max_upload_bytes
 from quiz.kinds import DEFAULT, kind_choices, kind_named, kind_of, kinds_with
+from quiz.pictures import images
 from quiz.validation import (
     MAX_EXPLANATION,
     MAX_OPTION,
@@ -31,6 +31,21 @@ OPTION_FIELDS = tuple(f"option_{n}" for n in range(MAX_OPTIONS))
 
 class RoundTitleForm(forms.Form):
     title = forms.CharField(max_length=200, label=_("Round title"))
+
+
+def answer_cell(answer_field: str, data: dict[str, Any]) -> str:
+    """The chosen kind's answer, from the editor's field for it, as the CSV's `correct` cell (quiz/kinds reads it
+    from there): the seam between the editor's fields and a kind's cells."""
+    if answer_field == "correct":
+        return OPTION_LETTERS[int(data["correct"])] if data.get("correct") else ""
+    if answer_field == "correct_many":
+        return " ".join(OPTION_LETTERS[int(i)] for i in sorted(data.get("correct_many") or [], key=int))
+    return {
+        "truth": data.get("truth", ""),
+        "answers": data.get("answers", ""),
+        "value": data.get("number_answer", ""),
+        "up_to": data.get("max_answers", ""),
+    }.get(answer_field, "")
 
 
 class QuestionBlockForm(forms.Form):
@@ -189,19 +204,6 @@ class QuestionBlockForm(forms.Form):
     def kind_groups(self) -> dict[str, str]:
         return {group: " ".join(kinds) for group, kinds in self.KIND_GROUPS.items()}
 
-    def _answer_cell(self, answer_field: str, data: dict[str, Any]) -> str:
-        """The chosen kind's answer as the CSV's `correct` cell (quiz/kinds reads it from there)."""
-        if answer_field == "correct":
-            return OPTION_LETTERS[int(data["correct"])] if data.get("correct") else ""
-        if answer_field == "correct_many":
-            return " ".join(OPTION_LETTERS[int(i)] for i in sorted(data.get("correct_many") or [], key=int))
-        return {
-            "truth": data.get("truth", ""),
-            "answers": data.get("answers", ""),
-            "value": data.get("number_answer", ""),
-            "up_to": data.get("max_answers", ""),
-        }.get(answer_field, "")
-
     def option_rows(self) -> list[dict[str, Any]]:
         radios = list(self["correct"])
         return [
@@ -264,7 +266,7 @@ class QuestionBlockForm(forms.Form):
         kind = kind_named(data.get("kind") or DEFAULT)
         cells = {
             "options": options,
-            "correct": self._answer_cell(kind.answer_field, data),
+            "correct": answer_cell(kind.answer_field, data),
             "tolerance": data.get("tolerance", ""),
             "min": data.get("minimum", ""),
             "max": data.get("maximum", ""),

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models.signals import post_delete
 from django.utils import timezone
 
-from quiz.images import NAME_PATTERN, image_forget, image_storage
 from quiz.models import Question
+from quiz.pictures.images import NAME_PATTERN, image_forget, image_storage
 
 ORPHAN_GRACE = timedelta(days=1)
 

@@ -2,7 +2,7 @@
 
 Every question goes through `clean_question`; a bad row is reported with where it is and why, and the
 good rows are kept. A JSON question may carry its picture as `"image": {"data": "data:image/png;base64,...",
-"alt": "..."}` (quiz/images.py); the JSON export writes it the same way, so an export imports back whole. The
+"alt": "..."}` (quiz/pictures/images.py); the JSON export writes it the same way, so an export imports back whole. The
 CSV carries no pictures (export JSON to keep them).
 """
 
@@ -17,8 +17,8 @@ from django.conf import settings
 from core.spreadsheet import csv_columns, csv_reader, csv_rows, csv_unguard, csv_writer
 from core.text import clean_line
 from quiz.exceptions import InvalidQuestion
-from quiz.images import image_data_url
 from quiz.kinds import DEFAULT, kind_of, read_kind
+from quiz.pictures.images import image_data_url
 from quiz.validation import MAX_OPTIONS, OPTION_LETTERS, QuestionData, clean_question
 
 MAX_ROWS = 200

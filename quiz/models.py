@@ -3,8 +3,8 @@ from django.utils.translation import gettext_lazy as _
 
 from quiz.check_labels import check_note
 from quiz.cost_line import cost_line
-from quiz.images import MAX_ALT, QuestionImage
 from quiz.kinds import DEFAULT, kind_of
+from quiz.pictures.images import MAX_ALT, QuestionImage
 from quiz.validation import MAX_EXPLANATION, MAX_SOURCE, MAX_TEXT, QuestionData
 
 
@@ -57,7 +57,7 @@ class Question(models.Model):
     # The writer model asked for (QUIZ_WRITER_MODEL), and the one the server said wrote it (its stream's `model`).
     model_id = models.CharField(max_length=200, blank=True)
     served_model_id = models.CharField(max_length=200, blank=True)
-    # Its picture: the file's name in STORAGES["question_images"] (quiz/images.py) and what it shows, in words.
+    # Its picture: the file's name in STORAGES["question_images"] (quiz/pictures/images.py) and what it shows, in words.
     image_name = models.CharField(max_length=80, blank=True)
     image_alt = models.CharField(max_length=MAX_ALT, blank=True)
     # Its own time in seconds (a Kahoot! or Quizizz file's time limit); null: the room's timer.

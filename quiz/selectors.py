@@ -4,9 +4,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quiz.check_labels import check_note
-from quiz.images import image_url
 from quiz.kinds import DEFAULT
 from quiz.models import CheckStatus, GenerationJob, Pack, Question, Round, RoundQuestion
+from quiz.pictures.images import image_url
 
 
 def round_question_list(*, round_id: int) -> list[Question]:

@@ -6,8 +6,8 @@ from django.utils import translation
 
 from core.text import clean_line
 from quiz.exceptions import QuizError
-from quiz.images import image_store
 from quiz.models import CheckStatus, Pack, Provenance, Question, Round, RoundQuestion
+from quiz.pictures.images import image_store
 from quiz.validation import QuestionData
 
 

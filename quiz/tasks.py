@@ -15,9 +15,9 @@ from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.db import close_old_connections
 
-from quiz import conf
 from quiz.generation.jobs import jobs_requeue_stale
 from quiz.generation.runner import job_run
+from quiz.jobs import conf
 
 logger = logging.getLogger(__name__)
 

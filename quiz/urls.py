@@ -1,7 +1,8 @@
 from django.urls import path
 
-from quiz import image_views, views
 from quiz.generation import views as gen_views
+from quiz.pages import views
+from quiz.pictures import image_views
 
 app_name = "quiz"
 urlpatterns = [

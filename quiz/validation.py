@@ -7,9 +7,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from quiz.exceptions import InvalidQuestion
-from quiz.images import QuestionImage, clean_image
 from quiz.kinds import DEFAULT, parse_correct, read_kind
 from quiz.kinds.base import MAX_OPTION, MAX_OPTIONS, MIN_OPTIONS, OPTION_LETTERS, clean_text
+from quiz.pictures.images import QuestionImage, clean_image
 
 __all__ = [
     "LANGUAGES",
@@ -58,7 +58,7 @@ class QuestionData:
     correct_index: int
     explanation: str = ""
     source: str = ""
-    # A picture shown with the question (quiz/images.py); the checker never sees it.
+    # A picture shown with the question (quiz/pictures/images.py); the checker never sees it.
     image: QuestionImage | None = None
     kind: str = DEFAULT
     key: Mapping[str, Any] = field(default_factory=dict, hash=False)  # compared, not hashed (a dict)

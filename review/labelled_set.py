@@ -17,7 +17,7 @@ from quiz.services import question_create
 from quiz.validation import OPTION_LETTERS, clean_question, parse_correct
 from review.models import Review, ReviewLabel
 from review.selectors import IMPORTED, labelled_scores
-from review.sweep import score_from_probabilities
+from review.thresholds.sweep import score_from_probabilities
 from verifier import conf, policy
 from verifier.models import Verdict, VerdictOutcome
 from verifier.prompts import option_letters

@@ -5,7 +5,7 @@ from django.db.models.functions import Coalesce
 
 from quiz.models import Question
 from review.models import Flag, FlagKind, PremiseGroup, PremiseMember, Review, ReviewItem
-from review.sweep import LabelledScore
+from review.thresholds.sweep import LabelledScore
 from verifier.decisions import BLIND_MISSING_PREFIX, CHECKER_DISAGREES, MODEL_CHANGED
 from verifier.models import Verdict, VerdictOutcome
 

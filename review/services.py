@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db import transaction
 
-from quiz.images import QuestionImage
 from quiz.models import Question, Round, RoundQuestion
+from quiz.pictures.images import QuestionImage
 from quiz.selectors import round_question_facts_forget
 from quiz.services import question_create
 from quiz.validation import clean_question
@@ -25,7 +25,7 @@ from review.models import (
     Review,
     ReviewLabel,
 )
-from review.premise import PremiseText, key_terms, premise_group
+from review.premises.premise import PremiseText, key_terms, premise_group
 from review.tasks import premise_recheck
 
 

@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from review.premise_recheck import premise_groups_recheck
+from review.premises.premise_recheck import premise_groups_recheck
 
 
 # The task keeps the name it had under the verifier app, so a re-check queued before the move still runs.

@@ -26,6 +26,12 @@ MODEL_CHANGED = "model_changed"
 ORDER_DEPENDENT = "order_dependent"
 
 
+def add_tokens(*values: int | None) -> int | None:
+    """Token counts summed; None when no part was counted."""
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
 @dataclass(frozen=True)
 class GateItem:
     key: str

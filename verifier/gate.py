@@ -3,20 +3,26 @@
 The writer builds a `Gate` (sync: settings and the stored thresholds), awaits `check(item)` per question, and gets
 plain `GateDecision`s back; recording them is `verifier.services.verdict_record`. The async part never touches
 the database.
+
+One question's path goes down two steps, each one module, in order: the checker asked
+(verifier/question/asking.py: the first check and the blind question side by side), then the verdict on its
+answers (verifier/question/verdict.py: the pass mark of the model that served, the judgement, a second opinion on
+the borderline, the reason, the cost, the decision). The gate holds the round: its call budget, deadline,
+breaker, tally and log line.
 """
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from asgiref.sync import sync_to_async
 
 from core import metrics
-from verifier import blind, conf, first_check, policy, round_report, usage
+from verifier import conf
 from verifier.backends import Backend, CallBudget, GateFailure
-from verifier.blind import add_tokens, blind_applicable
 from verifier.breaker import Breaker, BreakerGuard, gate_breaker
 from verifier.decisions import (
     BLIND_MISSING_PREFIX,
@@ -30,9 +36,11 @@ from verifier.decisions import (
     OutcomeName,
     RoundTally,
 )
-from verifier.pass_marks import round_pass_marks, served_pass_mark
+from verifier.pass_marks import round_pass_marks
+from verifier.question import asking, verdict
+from verifier.question.asking import blind_applicable
+from verifier.question.second_opinion import SecondOpinion
 from verifier.registry import backend_for, can, gate_enabled
-from verifier.second_opinion import SecondOpinion
 
 # The gate's plain data, importable from here as well (the writer imports the gate's names from one place).
 __all__ = [
@@ -51,6 +59,8 @@ __all__ = [
     "blind_applicable",
     "gate_check",
 ]
+
+logger = logging.getLogger("verifier")
 
 # The round's deadline falls this much after its last call budget, so a call that started as the writer
 # finished ends by its own timeout (reason `timeout`) rather than by the round's.
@@ -87,6 +97,17 @@ class Gate:
         self.calibrated = calibrated
         self.thresholds = thresholds
         self.source_text = source_text
+        # Asked once per round: every question of it takes the same path.
+        self.enabled = gate_enabled(config.backend)
+        self.blind_enabled = self.enabled and config.blind and can(config.backend, "blind")
+        self.marks = verdict.RoundMarks(
+            config=config,
+            threshold=threshold,
+            calibrated=calibrated,
+            thresholds=thresholds,
+            enabled=self.enabled,
+            grounded=source_text is not None,
+        )
         self.backend = backend or backend_for(config)
         self.breaker = breaker
         self._guard = (
@@ -160,14 +181,8 @@ class Gate:
         return self._deadline is not None and asyncio.get_running_loop().time() >= self._deadline
 
     def threshold_for_served(self, served: str) -> tuple[float, bool]:
-        """(pass mark, calibrated) for the model the server served (verifier/pass_marks.py)."""
-        return served_pass_mark(
-            served,
-            pinned=self.config.model_id,
-            threshold=self.threshold,
-            calibrated=self.calibrated,
-            thresholds=self.thresholds,
-        )
+        """(pass mark, calibrated) for the model the server served (verifier.policy.served_pass_mark)."""
+        return self.marks.for_served(served)
 
     @property
     def second_backend(self) -> Backend | None:
@@ -179,18 +194,8 @@ class Gate:
         return self.second_opinion.budget if self.second_opinion is not None else None
 
     @property
-    def enabled(self) -> bool:
-        return gate_enabled(self.config.backend)
-
-    @property
     def grounded(self) -> bool:
         return self.source_text is not None
-
-    @property
-    def blind_enabled(self) -> bool:
-        """Whether questions get the blind question. Closed-book only: a grounded round is judged against its
-        source, and a question about a private document has no answer a checker could know blind."""
-        return self.enabled and self.config.blind and can(self.config.backend, "blind")
 
     async def __aenter__(self) -> Self:
         return self
@@ -212,21 +217,7 @@ class Gate:
         if self.second_opinion is not None and self.second_opinion.guard is not None:
             await self.second_opinion.guard.drain()
         if self.tally.checked:
-            round_report.log_round(
-                config=self.config,
-                threshold=self.threshold,
-                calibrated=self.calibrated,
-                enabled=self.enabled,
-                tally=self.tally,
-                budget=self.budget,
-            )
-
-    def _decision(self, item: GateItem, **fields: Any) -> GateDecision:
-        pinned = self.config.model_id if self.enabled else ""
-        fields.setdefault("threshold", self.threshold)
-        fields.setdefault("calibrated", self.calibrated)
-        fields["model_id"] = fields.get("model_id") or pinned
-        return GateDecision(key=item.key, backend=self.config.backend, requested_model_id=pinned, **fields)
+            log_round(self.marks, tally=self.tally, budget=self.budget)
 
     async def check(self, item: GateItem) -> GateDecision:
         now = time.monotonic()
@@ -246,111 +237,33 @@ class Gate:
         self.tally.add(decision)
         self.tally.finished = time.monotonic()
         metrics.gate_decided(backend=self.config.backend, outcome=decision.outcome, reason=decision.reason)
-        usage.usage_counted(decision, self.config.prices)
         return decision
 
     async def blind_check(self, item: GateItem) -> BlindCheck:
-        """Ask the blind question alone (verifier/blind.py), on this round's call budget."""
-        return await blind.blind_check(
+        """Ask the blind question alone (verifier/question/asking.py), on this round's call budget."""
+        return await asking.blind_check(
             item, enabled=self.blind_enabled, config=self.config, backend=self.backend, budget=self.budget
         )
 
-    async def _ask(self, item: GateItem, checks: tuple[str, ...]) -> Any:
-        return await first_check.ask(
-            item, checks, backend=self.backend, budget=self.budget, source_text=self.source_text
-        )
-
     async def _check(self, item: GateItem) -> GateDecision:
+        """One question down its path: the checker asked, then the verdict on what it said."""
         if not self.enabled:
-            return self._decision(
-                item, outcome="unchecked", score=None, probabilities={}, reason="gate_off", latency_ms=0
-            )
-        checks = first_check.checks_for(item, grounded=self.grounded)
-        started = time.monotonic()
-        blind: BlindCheck | None = None
-        if self.blind_enabled and not self.grounded and blind_applicable(item):
-            # Two independent calls: the blind one never sees the marked answer or the explanation.
-            answer, blind = await asyncio.gather(self._ask(item, checks), self.blind_check(item))
-        else:
-            answer = await self._ask(item, checks)
-        if isinstance(answer, GateFailure):
-            return self._fail_open(item, answer, started, blind=blind)
-        latency_ms = int((time.monotonic() - started) * 1000)
-        probabilities = dict(answer.probabilities)
-        details: dict[str, Any] = {**answer.details, "calls": answer.calls, "checks": list(checks)}
-        served = round_report.served_model(answer.details, blind, config=self.config)
-        threshold, calibrated = self.threshold_for_served(served)
-        input_tokens, output_tokens = answer.input_tokens, answer.output_tokens
-        has_blind = blind is not None and blind.reading is not None
-        if blind is not None:
-            details["calls"] += blind.calls
-            details["checks"].append(policy.BLIND)
-            details.update(blind.as_details(item.options))
-            input_tokens = add_tokens(input_tokens, blind.input_tokens)
-            output_tokens = add_tokens(output_tokens, blind.output_tokens)
-            if blind.reading is not None:
-                probabilities[policy.BLIND] = round(blind.reading.marked_probability, 6)
-        judgement = first_check.judgement(
-            probabilities, checks, config=self.config, grounded=self.grounded, threshold=threshold, has_blind=has_blind
-        )
-        first_judgement = judgement
-        if (
-            self.second_opinion is not None
-            and not self.grounded
-            and policy.borderline(score=judgement.score, threshold=threshold, band=self.config.second_opinion_band)
-        ):
-            cut = None if self._deadline is None else self._second_cut()
-            details["second_opinion"], judgement = await self.second_opinion.ask(item, checks, judgement, cut=cut)
-        second_model = self.second.model_id if self.second is not None else ""
-        details[usage.USAGE] = {
-            **usage.check_usage(item, model=self.config.model_id, answer=answer, checks=checks),
-            **usage.blind_usage(item, model=self.config.model_id, blind=blind),
-            **usage.second_usage(item, model=second_model, record=details.get("second_opinion")),
-        }
-        reason, message = round_report.verdict_reason(
-            item, judgement, blind, config=self.config, served=served, first=first_judgement, details=details
-        )
-        return self._decision(
+            return verdict.unchecked(item, self.marks)
+        asked = await asking.ask_checker(
             item,
-            outcome=str(judgement.outcome),
-            # The first checker's score and probabilities: what its threshold and the sweep go by.
-            score=round(first_judgement.score, 6),
-            probabilities=probabilities,
-            reason=reason,
-            message=message,
-            latency_ms=latency_ms,
-            model_id=served,
-            threshold=threshold,
-            calibrated=calibrated,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            details=details,
+            config=self.config,
+            backend=self.backend,
+            budget=self.budget,
+            source_text=self.source_text,
+            blind_enabled=self.blind_enabled,
         )
+        cut = None if self._deadline is None else self._second_cut()
+        return await verdict.judged(item, asked, self.marks, second=self.second_opinion, cut=cut)
 
     def _out_of_budget(self, item: GateItem, started: float) -> GateDecision:
         since = "after writing ended" if self._sealed_after_writing else "from the start of the check"
-        return self._fail_open(
-            item,
-            GateFailure(ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s {since})"),
-            started,
-        )
-
-    def _fail_open(
-        self, item: GateItem, failure: GateFailure, started: float, *, blind: BlindCheck | None = None
-    ) -> GateDecision:
-        latency_ms = int((time.monotonic() - started) * 1000)
-        round_report.log_fail_open(item, failure, config=self.config, latency_ms=latency_ms)
-        return self._decision(
-            item,
-            outcome="unverified",
-            score=None,
-            probabilities={},
-            reason=failure.reason,
-            message=failure.message[:500],
-            latency_ms=latency_ms,
-            # A blind answer alone does not judge a question, but the reviewer still sees what it said.
-            details=blind.as_details(item.options) if blind is not None and blind.reading is not None else {},
-        )
+        failure = GateFailure(ROUND_BUDGET, f"no answer within the round's budget ({self.config.timeout:g} s {since})")
+        return verdict.fail_open(item, failure, started, self.marks)
 
     async def check_all(self, items: Iterable[GateItem]) -> list[GateDecision]:
         """Every item at once; the budget keeps calls in flight at the limit. Order follows `items`.
@@ -395,3 +308,35 @@ async def gate_check(
     round_gate = await sync_to_async(Gate.from_settings)(source_text=source_text)
     async with round_gate:
         return await round_gate.check_all(items)
+
+
+def log_round(marks: verdict.RoundMarks, *, tally: RoundTally, budget: CallBudget) -> None:
+    """The round's one line: its outcomes, reasons and calls."""
+    logger.info(
+        "gate round: backend=%s model=%s threshold=%.2f%s checked=%d passed=%d dropped=%d unverified=%d "
+        "unchecked=%d blind_missing=%d blind_order_dependent=%d second_opinion=%d second_opinion_changed=%d "
+        "checker_disagrees=%d round_budget=%d "
+        "checker_unavailable=%d model_changed=%d calls=%d "
+        "refused=%d max_in_flight=%d wall_ms=%d",
+        marks.config.backend,
+        marks.config.model_id or "-",
+        marks.threshold,
+        "" if marks.calibrated or not marks.enabled else " (uncalibrated)",
+        tally.checked,
+        tally.passed,
+        tally.dropped,
+        tally.unverified,
+        tally.unchecked,
+        tally.blind_missing,
+        tally.blind_order_dependent,
+        tally.second_opinion,
+        tally.second_opinion_changed,
+        tally.checker_disagrees,
+        tally.round_budget,
+        tally.checker_unavailable,
+        tally.model_changed,
+        budget.calls,
+        budget.refused,
+        budget.max_in_flight,
+        tally.wall_ms,
+    )

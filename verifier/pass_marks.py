@@ -1,5 +1,6 @@
 """A round's pass marks: the pinned model's (stored, calibrated, or the default), the stored ones of the other
-models a server may say it served, and the second opinion's; and the bar for the model a server served."""
+models a server may say it served, and the second opinion's. The bar for the model a server served is the pure
+rule `verifier.policy.served_pass_mark`."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,20 +34,3 @@ def round_pass_marks(config: conf.GateConfig, *, threshold: float | None) -> Pas
     if config.second_opinion is not None and threshold is None:
         second_threshold = threshold_for(backend=config.second_opinion.backend, model_id=config.second_opinion.model_id)
     return PassMarks(threshold=value, calibrated=calibrated, thresholds=thresholds, second=second_threshold)
-
-
-def served_pass_mark(
-    served: str, *, pinned: str, threshold: float, calibrated: bool, thresholds: Mapping[str, float] | None
-) -> tuple[float, bool]:
-    """(pass mark, calibrated) for the model the server served: the pinned one's when it served the pinned
-    model or did not say; otherwise the stricter of the pinned model's and the served model's stored one.
-
-    A server chooses what it says it served, so a served id must never lower the bar: a lie (or a server moved
-    to a model calibrated lower) would pass what the pinned model's bar holds back. The stricter bar is
-    "calibrated" only when it is the served model's own stored one."""
-    if not served or served == pinned:
-        return threshold, calibrated
-    stored = thresholds.get(served) if thresholds is not None else None
-    if stored is not None and stored >= threshold:
-        return stored, True
-    return threshold, False

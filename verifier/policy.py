@@ -195,3 +195,20 @@ def averaged(readings: Sequence[Mapping[str, float]]) -> dict[str, float]:
 def borderline(*, score: float, threshold: float, band: float) -> bool:
     """Whether a score lies within `band` of its threshold, either side (the ends count)."""
     return band > 0 and abs(score - threshold) <= band + 1e-9
+
+
+def served_pass_mark(
+    served: str, *, pinned: str, threshold: float, calibrated: bool, thresholds: Mapping[str, float] | None
+) -> tuple[float, bool]:
+    """(pass mark, calibrated) for the model the server served: the pinned one's when it served the pinned
+    model or did not say; otherwise the stricter of the pinned model's and the served model's stored one.
+
+    A server chooses what it says it served, so a served id must never lower the bar: a lie (or a server moved
+    to a model calibrated lower) would pass what the pinned model's bar holds back. The stricter bar is
+    "calibrated" only when it is the served model's own stored one."""
+    if not served or served == pinned:
+        return threshold, calibrated
+    stored = thresholds.get(served) if thresholds is not None else None
+    if stored is not None and stored >= threshold:
+        return stored, True
+    return threshold, False

@@ -4,7 +4,7 @@ so it runs where generation runs (quiz.generation.runner) and its page shows the
 
 The gate advises; the host decides. Nothing is removed from the round: each question gets a verdict (recorded
 with `verifier.services.verdict_record`), the editor shows it, and the round's label says what happened.
-A question edited afterwards is a new question row (quiz.host_rounds), so its verdict is gone with the edit.
+A question edited afterwards is a new question row (quiz.pages.host_rounds), so its verdict is gone with the edit.
 
 The async run touches the database only through small sync functions wrapped in `sync_to_async`.
 """
@@ -22,12 +22,12 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
 from core import cost
-from quiz import conf as quiz_conf
 from quiz.check_labels import cause_sentence, mark_label, mark_of_cause
-from quiz.events import generation_changed
+from quiz.checking.kind_checks import AskedQuestion, asked_question, question_check
 from quiz.exceptions import QuizError
-from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
-from quiz.kind_checks import AskedQuestion, asked_question, question_check
+from quiz.jobs import conf as quiz_conf
+from quiz.jobs.events import generation_changed
+from quiz.jobs.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
 from quiz.models import CheckStatus, GenerationJob, GenerationStatus, JobKind, Question, Round
 from quiz.selectors import generation_snapshot
 from quiz.validation import LANGUAGES
@@ -245,7 +245,7 @@ async def check_run_async(*, job_id: int) -> list[GateDecision] | None:
             gate.seal(writing=False)
 
             async def one(question_id: int, asked: AskedQuestion) -> tuple[int, GateDecision]:
-                # Every ask of the question at once (quiz/kind_checks.py); one verdict for the question.
+                # Every ask of the question at once (quiz/checking/kind_checks.py); one verdict for the question.
                 return question_id, await question_check(gate, asked)
 
             tasks = [asyncio.create_task(one(question_id, asked)) for question_id, asked in items]

@@ -6,9 +6,9 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from quiz.events import generation_group
 from quiz.generation.jobs import generation_snapshot_for
-from quiz.tokens import generation_token_job_id
+from quiz.jobs.events import generation_group
+from quiz.jobs.tokens import generation_token_job_id
 
 
 class GenerationConsumer(AsyncJsonWebsocketConsumer):

@@ -20,15 +20,15 @@ from django.db.models import F
 from django.utils import timezone
 
 from core import metrics
-from quiz import conf
-from quiz.checks import model_pin_problem
 from quiz.exceptions import GenerationNotFound, QuizError
 from quiz.generation import drop_rates, publishing, round_cost
 from quiz.generation.limits import generation_admission
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT, RoundSpec
 from quiz.generation.write_outcome import Candidate
 from quiz.generation.writer import RoundWriter, WriteOutcome, WriterProgress
-from quiz.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
+from quiz.jobs import conf
+from quiz.jobs.checks import model_pin_problem
+from quiz.jobs.job_state import job_broadcast, job_fail, job_heartbeat, job_is_stale
 from quiz.kinds import DEFAULT, KINDS
 from quiz.models import (
     GenerationJob,

@@ -23,8 +23,8 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from quiz import conf
 from quiz.exceptions import QuizError
+from quiz.jobs import conf
 from quiz.models import GenerationJob, GenerationStatus, JobKind
 
 logger = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from typing import Any, Literal
 import openai
 
 from core import cost, metrics
-from quiz.conf import WriterConfig
 from quiz.exceptions import WriterError
 from quiz.generation.prompts import STRING_LENGTH_KEYWORDS, question_schema
+from quiz.jobs.conf import WriterConfig
 from quiz.kinds import DEFAULT
 from verifier.backends.replies import ReplyRefused, guarded_http_client
 

@@ -6,11 +6,11 @@ from django.db import transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from quiz.events import generation_changed
 from quiz.generation.round_cost import outcome_cost
 from quiz.generation.write_outcome import Candidate, Mark, check_counts, mark_of, round_status
 from quiz.generation.writer import WriteOutcome
-from quiz.job_state import round_writing_end
+from quiz.jobs.events import generation_changed
+from quiz.jobs.job_state import round_writing_end
 from quiz.models import (
     CheckStatus,
     GenerationJob,

@@ -11,8 +11,8 @@ import sys
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from quiz import conf
 from quiz.exceptions import QuizError
+from quiz.jobs import conf
 
 UPLOAD_SUFFIXES = (".txt", ".md", ".pdf")
 

@@ -11,7 +11,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.client_ip import client_ip_from_request, client_network
 from core.owner_keys import session_owner_key
 from core.request_body import FORM_ALLOWANCE, request_body_cap
-from quiz import conf
 from quiz.check_labels import mark_label, slow_checker_warning
 from quiz.checking.rounds import round_check_job_create, round_check_marks
 from quiz.exceptions import GenerationNotFound, QuizError
@@ -21,10 +20,11 @@ from quiz.generation.limits import GenerationLimited
 from quiz.generation.prompts import DIFFICULTIES, LANGUAGES, MAX_COUNT, MAX_TOPIC, MIN_COUNT
 from quiz.generation.runner import generation_enqueue
 from quiz.generation.uploads import generation_source_from_upload
+from quiz.jobs import conf
+from quiz.jobs.tokens import generation_token
 from quiz.kinds import DEFAULT, kind_choices
 from quiz.models import GenerationJob, JobKind
 from quiz.selectors import generation_round_questions, generation_snapshot
-from quiz.tokens import generation_token
 from verifier.selectors import slow_checker
 
 

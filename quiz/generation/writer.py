@@ -16,40 +16,26 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django.utils.translation import gettext
-
-from quiz.conf import WriterConfig
+from quiz.checking.kind_checks import asked_question, question_check
 from quiz.exceptions import InvalidQuestion, WriterError
-from quiz.generation import over_ask
+from quiz.generation import over_ask, round_outcome
 from quiz.generation.model_client import ModelClient, StreamBroken
 from quiz.generation.prompts import LANGUAGES, RoundSpec, build_messages
 from quiz.generation.replies import ItemExtractor, clean_item, dedupe_key, parse_reply
 from quiz.generation.write_outcome import (
     Candidate,
-    Mark,
-    OutcomeKind,
     Timeline,
     WriteOutcome,
     WriterProgress,
-    check_counts,
-    mark_of,
-    round_status,
 )
 from quiz.generation.writer_messages import (
     CHECKER_UNAVAILABLE_MESSAGE,
     AttemptFacts,
-    RoundFacts,
-    failed_message,
-    full_message,
     seconds_text,
-    short_message,
-    ungated_message,
 )
-from quiz.kind_checks import asked_question, question_check
-from quiz.models import CheckStatus
-from verifier import causes
+from quiz.jobs.conf import WriterConfig
 from verifier import conf as gate_conf
-from verifier.gate import MODEL_CHANGED, Gate
+from verifier.gate import Gate
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +146,7 @@ class RoundWriter:
                     number=len(self.attempts) + 1, asked=ask, seconds=seconds, by_budget=seconds < self.config.timeout
                 )
                 await self._attempt(model, facts, deadline=loop.time() + seconds)
-                survivors = self._survivors()
+                survivors = round_outcome.survivors(self.candidates)
                 if self.cancelled or self.error or len(survivors) >= self.spec.count:
                     break
                 if len(self.attempts) >= self.config.max_attempts:
@@ -173,12 +159,9 @@ class RoundWriter:
         finally:
             await model.aclose()
         self.timeline.finished = time.monotonic()
-        outcome = self._outcome()
+        outcome = round_outcome.outcome_of(self)
         outcome.writer_usage = model.usage
         return outcome
-
-    def _survivors(self) -> list[Candidate]:
-        return [c for c in self.candidates if c.decision is not None and c.decision.playable]
 
     async def _attempt(self, model: ModelClient, facts: AttemptFacts, *, deadline: float) -> None:
         """One request: stream the reply until `ask` items are taken, the reply ends, or `deadline` (the event
@@ -326,75 +309,3 @@ class RoundWriter:
                 self._model.give_up_after = self.config.give_up_seconds
             if self._publish is not None:
                 await self._publish(fresh)
-
-    def _facts(self, played: list[Candidate]) -> RoundFacts:
-        return RoundFacts(
-            count=self.spec.count,
-            played=len(played),
-            attempts=self.attempts,
-            job_budget=self.config.job_budget,
-            budget_stopped=self.budget_stopped,
-            invalid_reasons=self.invalid_reasons,
-            duplicates=self.progress.duplicates,
-            dropped=self.progress.dropped,
-            error=self.error,
-            unchecked_reasons=[
-                c.decision.reason for c in played if c.decision is not None and c.decision.outcome == "unverified"
-            ],
-            model_changed=next(
-                (
-                    (c.decision.requested_model_id, c.decision.model_id)
-                    for c in self.candidates
-                    if c.decision is not None and c.decision.reason == MODEL_CHANGED
-                ),
-                None,
-            ),
-        )
-
-    def _outcome(self) -> WriteOutcome:
-        count = self.spec.count
-        survivors = self._survivors()
-
-        def outcome(kind: OutcomeKind, played: list[Candidate], marks: dict[str, Mark], status: str, message: str):
-            return WriteOutcome(
-                kind=kind,
-                played=played,
-                candidates=list(self.candidates),
-                marks=marks,
-                check_status=status,
-                message=message,
-                progress=self.progress.copy(),
-                timeline=self.timeline,
-                check_counts=check_counts(played) if self.gated else {},
-            )
-
-        if self.cancelled:
-            return outcome("cancelled", [], {}, CheckStatus.UNCHECKED, gettext("Cancelled."))
-        checked = [c for c in self.candidates if c.decision is not None]
-        if not checked:
-            return outcome("failed", [], {}, CheckStatus.UNCHECKED, failed_message(self._facts([])))
-        if not survivors:
-            # The checker dropped everything on every attempt: play the ungated round rather than nothing.
-            played = checked[:count]
-            logger.warning(
-                "writer: the gate dropped all %d questions over %d attempts; playing the round ungated, "
-                "marked rejected by the checker and queued for review (model=%s topic=%r)",
-                len(checked),
-                self.progress.attempt,
-                self.config.model,
-                self.spec.topic[:80],
-            )
-            return outcome(
-                "ungated",
-                played,
-                dict.fromkeys((c.key for c in played), causes.REJECTED),
-                CheckStatus.REJECTED,
-                ungated_message(self._facts(played), checked=len(checked)),
-            )
-        played = survivors[:count]
-        marks: dict[str, Mark] = {c.key: mark_of(c.decision) for c in played}
-        status = round_status(list(marks.values()), gated=self.gated)
-        facts = self._facts(played)
-        if len(played) >= count:
-            return outcome("full", played, marks, status, full_message(facts))
-        return outcome("short", played, marks, status, short_message(facts))

@@ -6,8 +6,8 @@ truefalse, typed is shortanswer, number is numerical with its tolerance and unit
 import base64
 import xml.etree.ElementTree as ElementTree
 
-from quiz.images import image_bytes
 from quiz.kinds import kind_of
+from quiz.pictures.images import image_bytes
 from quiz.validation import QuestionData
 
 TYPES = {

@@ -21,9 +21,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from quiz.exceptions import InvalidQuestion
-from quiz.images import data_url_bytes, image_from_bytes
 from quiz.importers.common import FileRefused, Report, html_parts, number_range, plain, refused, tidy
 from quiz.importing import ImportResult
+from quiz.pictures.images import data_url_bytes, image_from_bytes
 
 NOT_PLAYABLE = {
     "essay": gettext_lazy(

@@ -63,7 +63,7 @@ class GateAsk:
     """One single-choice question the checker is asked about a question (verifier.gate.GateItem takes it as
     it is, with the question's explanation): `text`, its `options` and the one marked right. A kind the checker
     cannot ask about as one such question is asked several (one per option of a `multi`, ...); the question's
-    verdict is the worst of theirs (quiz/kind_checks.py). `claim` is what this ask asks about the question, for
+    verdict is the worst of theirs (quiz/checking/kind_checks.py). `claim` is what this ask asks about the question, for
     the host's and the reviewer's words ("" when `text` is the question itself)."""
 
     text: str

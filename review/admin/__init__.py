@@ -1,6 +1,7 @@
 """The reviewer's home, in two parts that Django's admin autodiscovery registers by importing this package:
 
-- `queue.py`: the review queue (its evidence, label and fix views), the labels and the flags;
+- `queue.py`: the review queue (its columns and evidence), the labels and the flags; the label and fix pages a
+  reviewer works on are `reviewing.py`;
 - `calibration.py`: the thresholds with the sweep, the labels CSV import and export and the breaker page, and
   the checker evaluation runs.
 

@@ -11,14 +11,14 @@ from django.utils.safestring import SafeString, mark_safe
 
 from core.request_body import FORM_ALLOWANCE, request_body_cap
 from quiz.generation.drop_rates import drop_rates_context
-from review import evidence
-from review.chart import sweep_chart
+from review.admin import evidence
 from review.forms import ThresholdStoreForm
 from review.labelled_set import labelled_set_csv_export, labelled_set_csv_import
 from review.models import CheckerEvalRun
 from review.selectors import labelled_scores
 from review.spend import review_spend
-from review.sweep import sweep
+from review.thresholds.chart import sweep_chart
+from review.thresholds.sweep import sweep
 from verifier import conf
 from verifier.breaker import configured_breaker_state, shared_breakers
 from verifier.models import Threshold

@@ -5,20 +5,16 @@ The game's half of the queue (how players answered, voiding for a room) is added
 review/admin_hooks.py: review never imports the lobby.
 """
 
-from django.contrib import admin, messages
-from django.contrib.admin import helpers
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
+from django.http import HttpRequest
 from django.template.loader import render_to_string
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from quiz.exceptions import InvalidQuestion
-from review import evidence
-from review.admin_filters import (
+from review.admin import evidence, reviewing
+from review.admin.filters import (
     CheckerChoseFilter,
     CheckerFilter,
     CrowdFilter,
@@ -29,10 +25,8 @@ from review.admin_filters import (
     ReportedFilter,
 )
 from review.admin_hooks import review_panels
-from review.forms import FixForm, LabelForm
 from review.models import Flag, Review, ReviewItem, ReviewLabel
 from review.selectors import review_queue
-from review.services import question_fix, reviews_label
 from verifier import causes
 
 NONE = evidence.NONE
@@ -48,12 +42,12 @@ def _evidence(block: str, context: dict) -> SafeString:
 
 @admin.action(description="Label correct (with an optional note)", permissions=["review"])
 def label_correct(modeladmin: "ReviewItemAdmin", request: HttpRequest, queryset):
-    return modeladmin.label_action(request, queryset, ReviewLabel.CORRECT)
+    return reviewing.label_action(modeladmin, request, queryset, ReviewLabel.CORRECT)
 
 
 @admin.action(description="Label defective (with an optional note)", permissions=["review"])
 def label_defective(modeladmin: "ReviewItemAdmin", request: HttpRequest, queryset):
-    return modeladmin.label_action(request, queryset, ReviewLabel.DEFECTIVE)
+    return reviewing.label_action(modeladmin, request, queryset, ReviewLabel.DEFECTIVE)
 
 
 @admin.register(ReviewItem)
@@ -261,93 +255,11 @@ class ReviewItemAdmin(admin.ModelAdmin):
         if not self.has_review_permission(request):
             raise PermissionDenied
 
-    def label_action(self, request, queryset, label: str) -> HttpResponse | None:
-        """A bulk action: first a page for the note, then (with `apply`) the labels."""
-        self.check_review(request)
-        if "apply" in request.POST:
-            form = LabelForm(request.POST)
-            if form.is_valid():
-                reviews = reviews_label(
-                    questions=list(queryset), label=label, reviewer=request.user, note=form.cleaned_data["note"]
-                )
-                self.message_user(request, f"Labelled {len(reviews)} question(s) {label}.", messages.SUCCESS)
-                return None
-        return self._label_page(
-            request,
-            questions=list(queryset),
-            label=label,
-            form=LabelForm(),
-            hidden={"action": f"label_{label}", "apply": "1"},
-            form_url="",
-        )
-
     def label_view(self, request, object_id):
-        self.check_review(request)
-        question = get_object_or_404(self.get_queryset(request), pk=object_id)
-        label = request.POST.get("label") or request.GET.get("label")
-        if label not in ReviewLabel.values:
-            return HttpResponseRedirect(reverse("admin:review_reviewitem_change", args=[question.pk]))
-        form = LabelForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
-            reviews_label(questions=[question], label=label, reviewer=request.user, note=form.cleaned_data["note"])
-            self.message_user(request, f"Labelled question {question.pk} {label}.", messages.SUCCESS)
-            return HttpResponseRedirect(reverse("admin:review_reviewitem_change", args=[question.pk]))
-        return self._label_page(
-            request, questions=[question], label=label, form=form, hidden={"label": label}, form_url=request.path
-        )
-
-    def _label_page(self, request, *, questions, label, form, hidden, form_url) -> TemplateResponse:
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Label {len(questions)} question(s) {label}",
-            "questions": questions,
-            "label": label,
-            "form": form,
-            "hidden": hidden,
-            "form_url": form_url,
-            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-            "bulk": not form_url,
-        }
-        return TemplateResponse(request, "admin/review/reviewitem/label.html", context)
+        return reviewing.label_view(self, request, object_id)
 
     def fix_view(self, request, object_id):
-        self.check_review(request)
-        question = get_object_or_404(self.get_queryset(request), pk=object_id)
-        # "Start from the suggested fix": the judge's words pre-fill the form; the reviewer still approves.
-        suggestion = evidence.judge_suggestion(question=question) if request.GET.get("start") == "suggested" else None
-        initial = FixForm.initial_from_suggestion(question, suggestion) if suggestion else FixForm.initial_for(question)
-        form = FixForm(request.POST or None, request.FILES or None, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            try:
-                fixed = question_fix(
-                    question=question,
-                    raw=form.raw_question(),
-                    reviewer=request.user,
-                    note=form.cleaned_data["note"],
-                    use_in_rounds=form.cleaned_data["use_in_rounds"],
-                    image=form.question.image if form.question else None,
-                )
-            except InvalidQuestion as error:
-                form.add_error(None, str(error))
-            else:
-                self.message_user(
-                    request,
-                    f"Question {question.pk} kept as it was (labelled defective); approved fix is question "
-                    f"{fixed.fixed.pk}, used in {fixed.rounds_updated} round(s).",
-                    messages.SUCCESS,
-                )
-                return HttpResponseRedirect(reverse("admin:review_reviewitem_change", args=[question.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Fix and approve question {question.pk}",
-            "question": question,
-            "form": form,
-            "round_count": question.entries.count(),
-            "suggestion": suggestion,
-        }
-        return TemplateResponse(request, "admin/review/reviewitem/fix.html", context)
+        return reviewing.fix_view(self, request, object_id)
 
 
 @admin.register(Review)

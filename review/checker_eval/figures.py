@@ -10,7 +10,16 @@ from typing import Any, Protocol
 
 from core.cost import Price, Usage
 from review.checker_eval.spend import bias_words, cost_lines, eval_cost, position_bias
-from review.sweep import DEFECTIVE, GOOD, GRID, NEGATIVE_CHECKS, LabelledScore, SweepRow, sweep_row, widest_safe
+from review.thresholds.sweep import (
+    DEFECTIVE,
+    GOOD,
+    GRID,
+    NEGATIVE_CHECKS,
+    LabelledScore,
+    SweepRow,
+    sweep_row,
+    widest_safe,
+)
 from verifier import causes, policy
 from verifier.causes import UNAVAILABLE
 

@@ -15,7 +15,7 @@ from quiz.kinds import kind_of
 from quiz.packs import PACK_DIRECTORY, pack_file_read
 from quiz.validation import clean_question
 from review.labelled_set import labelled_item_from_row
-from review.sweep import DEFECTIVE, GOOD
+from review.thresholds.sweep import DEFECTIVE, GOOD
 
 # Kinds of labelled item.
 AS_WRITTEN, MOVED, FALSE_EXPLANATION, GIVEN = "as_written", "moved", "false_explanation", "given"

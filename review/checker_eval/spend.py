@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from core import cost
-from review.sweep import DEFECTIVE
+from review.thresholds.sweep import DEFECTIVE
 
 # A blind re-answer is called position-biased when, of the questions asked in two orders, more than this share
 # named the option at the same place in both (and so two different options) ...

@@ -11,7 +11,7 @@ from django.conf import settings
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from quiz.tokens import generation_token
+from quiz.jobs.tokens import generation_token
 from tests.factories import GenerationJobFactory
 from tests.support.servers import start_asgi
 

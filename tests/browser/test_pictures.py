@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from lobby import services
 from lobby.tokens import HOST_TOKENS, host_token
-from quiz.images import image_from_bytes
 from quiz.models import CheckStatus, Provenance
+from quiz.pictures.images import image_from_bytes
 from quiz.services import question_create
 from quiz.validation import QuestionData
 from tests.browser.page_checks import check_host_layout

@@ -310,7 +310,7 @@ def test_an_answer_stored_by_another_process_after_the_check_does_not_lose_the_b
 
 
 def test_a_round_edited_after_a_game_plays_its_new_questions_in_the_next_game():
-    from quiz.host_rounds import host_round_save
+    from quiz.pages.host_rounds import host_round_save
     from quiz.validation import QuestionData
 
     before = QuestionData(text="Capital of Australia?", options=("Sydney", "Canberra"), correct_index=0)

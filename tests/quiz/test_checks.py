@@ -1,7 +1,7 @@
 import pytest
 
-from quiz.checks import check_generation_runner, check_writer_deadlines, check_writer_model
 from quiz.exceptions import QuizError
+from quiz.jobs.checks import check_generation_runner, check_writer_deadlines, check_writer_model
 from tests.quiz.generation import WRITER_MODEL
 from tests.support.model_ids import MOVING, PINNED, UNVERSIONED
 

@@ -14,12 +14,12 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from PIL import Image
 
-from quiz import images
 from quiz.check_labels import mark_label
 from quiz.checking.rounds import CheckMark
 from quiz.image_retention import orphan_images_purge
 from quiz.importing import export_json, parse_json
 from quiz.models import Question, Round
+from quiz.pictures import images
 from quiz.services import round_create_for_host
 from tests.quiz.test_views import editor_data
 

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.utils import timezone
 from kombu import Connection
 
-from quiz.checks import check_job_takeover
 from quiz.generation.jobs import generation_job_create, generation_job_get, generation_snapshot_for
+from quiz.jobs.checks import check_job_takeover
 from quiz.models import GenerationJob, GenerationStatus, Round
 from quiz.tasks import generate_round
 from tests.fakes.writer_server import *  # noqa: F403

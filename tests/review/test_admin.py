@@ -507,7 +507,7 @@ def test_a_fix_of_a_question_with_a_picture_shows_it_and_keeps_it(staff_client, 
             "OPTIONS": {"location": str(tmp_path / "pictures")},
         },
     }
-    from quiz import images
+    from quiz.pictures import images
     from tests.quiz.test_images import picture
 
     image = images.image_from_bytes(picture((400, 300), "PNG"), alt="The Eiffel Tower at night")

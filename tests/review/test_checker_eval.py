@@ -12,7 +12,7 @@ from review import checker_eval
 from review.checker_eval import EvalItem, bad_copies, pack_items
 from review.models import CheckerEvalRun, Review
 from review.selectors import labelled_scores
-from review.sweep import DEFECTIVE, GOOD
+from review.thresholds.sweep import DEFECTIVE, GOOD
 from tests.fakes.model_server import ModelServer
 from tests.verifier.conftest import TEST_TIMEOUT
 from verifier.gate import ROUND_GRACE

@@ -9,7 +9,7 @@ import pytest
 from core import cost
 from review.checker_eval import EvalItem, EvalResult
 from review.checker_eval.spend import eval_cost, position_bias
-from review.sweep import DEFECTIVE, GOOD
+from review.thresholds.sweep import DEFECTIVE, GOOD
 from tests.review.test_checker_eval import answering, knows_the_answers, run, small_set, write_set  # noqa: F401
 
 PRICE = "jev-1.13.0=0.042/0.5"

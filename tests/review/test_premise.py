@@ -5,8 +5,8 @@ import pytest
 from quiz.models import CheckStatus
 from quiz.services import round_create
 from review.models import Flag, PremiseGroup, PremiseMember
-from review.premise import PremiseText, key_terms, premise_group
-from review.premise_recheck import premise_groups_recheck
+from review.premises.premise import PremiseText, key_terms, premise_group
+from review.premises.premise_recheck import premise_groups_recheck
 from review.services import premise_groups_create, reviews_label
 from tests.factories import QuestionFactory
 from tests.fakes.writer_server import *  # noqa: F403

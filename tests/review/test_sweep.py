@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from review.models import Review
 from review.selectors import labelled_scores, review_queue
 from review.services import review_label
-from review.sweep import (
+from review.thresholds.sweep import (
     GRID,
     LabelledScore,
     brier,
@@ -236,7 +236,7 @@ def test_the_selector_uses_the_latest_label_and_the_latest_scored_verdict(make_r
 
 
 def test_the_chart_steps_at_each_score_and_escapes_its_text():
-    from review.chart import _steps, sweep_chart
+    from review.thresholds.chart import _steps, sweep_chart
 
     assert _steps([(0.1, 0.0), (0.2, 0.5), (0.3, 0.5)]) == [(0.1, 0.0), (0.1, 0.5), (0.2, 0.5), (0.3, 0.5)]
     [result] = sweep(labelled(model_id='m"<x>'))
@@ -259,7 +259,7 @@ def chart_cases():
 
 
 def test_the_chart_from_its_template_is_the_chart_it_was():
-    from review.chart import sweep_chart
+    from review.thresholds.chart import sweep_chart
 
     expected = json.loads((DATA.parent / "sweep_charts.json").read_text())
     drawn = {name: str(sweep_chart(result, stored_threshold=stored)) for name, result, stored in chart_cases()}

@@ -14,7 +14,7 @@ from review.labelled_set import (
     labelled_set_items,
 )
 from review.selectors import labelled_scores
-from review.sweep import format_text, sweep
+from review.thresholds.sweep import format_text, sweep
 from verifier import conf
 
 

@@ -10,14 +10,14 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lobby.services import room_create
+from quiz.checking.kind_checks import NOT_ASKED, asked_question, question_check, question_decision
 from quiz.checking.rounds import round_check_job_create, round_check_marks
 from quiz.generation.runner import job_run
-from quiz.kind_checks import NOT_ASKED, asked_question, question_check, question_decision
 from quiz.kinds import GateAsk
 from quiz.kinds.base import CLAIMS_ONLY
 from quiz.models import GenerationJob, GenerationStatus, Question, Round
 from quiz.validation import QuestionData, clean_question
-from review.evidence import blind_evidence
+from review.admin.evidence import blind_evidence
 from tests.factories import RoundFactory
 from verifier.gate import Gate, GateDecision
 from verifier.models import Verdict

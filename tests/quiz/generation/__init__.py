@@ -1,9 +1,9 @@
 """Helpers for the writer's and the jobs' tests: the pinned writer model id, rounds whose chosen questions the
 fake checker drops, one round written directly, and a generation runner that only records what it was given."""
 
-from quiz.conf import writer_config
 from quiz.generation.prompts import RoundSpec
 from quiz.generation.writer import RoundWriter
+from quiz.jobs.conf import writer_config
 from tests.fakes.writer_server import good_question
 from verifier.conf import gate_config
 from verifier.gate import Gate

@@ -5,9 +5,9 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 
 from quiz.generation.jobs import generation_job_create, generation_run_async
+from quiz.generation.routing import websocket_urlpatterns
+from quiz.jobs.tokens import generation_token
 from quiz.models import Round
-from quiz.routing import websocket_urlpatterns
-from quiz.tokens import generation_token
 from tests.fakes.writer_server import *  # noqa: F403
 from tests.fakes.writer_server import WriterServer
 

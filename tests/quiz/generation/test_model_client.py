@@ -7,9 +7,9 @@ The model runs in a process of its own (tests.fakes.process), so the memory meas
 
 import pytest
 
-from quiz.conf import writer_config
 from quiz.generation.prompts import RoundSpec
 from quiz.generation.writer import RoundWriter
+from quiz.jobs.conf import writer_config
 from tests.fakes.fixtures import fault_server  # noqa: F401 - the fixture
 from tests.fakes.process import marker
 from tests.fakes.writer_server import ENDLESS_COMPLETE, Turn, good_reply

@@ -23,8 +23,8 @@ from quiz.exceptions import QuizError
 from quiz.generation import jobs
 from quiz.generation.jobs import generation_job_create, generation_run, jobs_requeue_stale
 from quiz.generation.model_client import ModelClient
-from quiz.host_rounds import host_round_save
 from quiz.models import GenerationJob, GenerationStatus, Question, Round
+from quiz.pages.host_rounds import host_round_save
 from quiz.selectors import generation_snapshot
 from tests.factories import SAMPLE, PlayerFactory, RoomFactory, RoundFactory
 from tests.fakes.writer_server import Turn, good_question

@@ -15,16 +15,16 @@ from quiz.checking.rounds import round_check_job_create
 from quiz.exceptions import QuizError, RoundNotFound
 from quiz.forms import MAX_EDITOR_QUESTIONS, ImportForm, RoundTitleForm, question_formset
 from quiz.generation.runner import generation_enqueue
-from quiz.host_rounds import (
+from quiz.importers import kahoot
+from quiz.kinds import KINDS
+from quiz.models import Pack, Round
+from quiz.pages.host_rounds import (
     host_round_entries,
     host_round_get,
     host_round_questions,
     host_round_save,
     host_round_summaries,
 )
-from quiz.importers import kahoot
-from quiz.kinds import KINDS
-from quiz.models import Pack, Round
 from quiz.selectors import pack_list
 from quiz.services import round_create_for_host, round_create_from_pack
 from verifier.registry import gate_enabled

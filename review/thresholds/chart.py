@@ -9,7 +9,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from review.sweep import SweepResult
+from review.thresholds.sweep import SweepResult
 
 WIDTH, HEIGHT = 640, 320
 LEFT, RIGHT, TOP, BOTTOM = 56, 150, 28, 44

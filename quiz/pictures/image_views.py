@@ -5,7 +5,7 @@ The name is the hash of the file's content: a name never shows another picture, 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseNotModified
 from django.views.decorators.http import require_GET
 
-from quiz.images import CONTENT_TYPES, NAME_PATTERN, image_bytes
+from quiz.pictures.images import CONTENT_TYPES, NAME_PATTERN, image_bytes
 
 CACHE_CONTROL = "public, max-age=31536000, immutable"
 

@@ -45,7 +45,7 @@ def _letter_index(value: object) -> int | None:
 
 def asked_of(details: dict, question: Question) -> tuple[list[str], int, str]:
     """(options, the marked one, what was asked) of the ask that decided a verdict: a question is checked as the
-    single-choice asks its kind makes of it (quiz/kind_checks.py; a `multi` question's are Yes/No, one per
+    single-choice asks its kind makes of it (quiz/checking/kind_checks.py; a `multi` question's are Yes/No, one per
     option), recorded in the verdict's `details`. A verdict without them: the question's own options, "" asked."""
     asks, index = details.get("asks"), details.get("decided_by")
     if isinstance(asks, list) and isinstance(index, int) and 0 <= index < len(asks) and isinstance(asks[index], dict):

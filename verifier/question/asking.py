@@ -1,32 +1,118 @@
-"""The blind check: the question and its options without the marked answer, asked once per order shown.
+"""The first step of a question's path through the gate: the checker asked, both questions side by side.
 
-The checker answers as a player would; its answer, mapped back to the options' own letters, is the third score
-a closed-book verdict takes the least of (verifier.policy), and a confident other pick flags the question. The
-round runtime (gate.py) calls `blind_check` beside the main check, on the same call budget.
+The first check is the question with its marked answer (and, grounded, its source), asked the checks
+`checks_for` names (closed-book or grounded). The blind check is the question and its options without the
+marked answer, asked once per order shown: the checker answers as a player would; its answer, mapped back to the
+options' own letters, is the third score a closed-book verdict takes the least of (verifier.policy), and a
+confident other pick flags the question. `ask_checker` asks both at once on the round's call budget and returns
+what came back (`Asked`) for the verdict (verifier/question/verdict.py) to judge; nothing here raises for a backend's
+fault.
 """
 
 import asyncio
 import logging
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from verifier import conf, policy
-from verifier.backends import Backend, BlindAnswer, CallBudget, GateFailure
-from verifier.decisions import ORDER_DEPENDENT, BlindCheck, GateItem
-from verifier.prompts import blind_document, option_letters
+from verifier.backends import Backend, BackendAnswer, BlindAnswer, CallBudget, GateFailure
+from verifier.decisions import MODEL_CHANGED, ORDER_DEPENDENT, BlindCheck, GateItem, add_tokens
+from verifier.prompts import blind_document, option_letters, question_document
 
 # A blind answer's details that belong to the order it was shown in (letters as shown there).
 PER_ORDER_DETAILS = frozenset({"served_choice", "confidence"})
 logger = logging.getLogger("verifier")
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the checker said about one question: the first check's answer (or why there is none), the blind
+    check's (None when it was not asked), the checks asked, when asking began and the model the server served."""
+
+    checks: tuple[str, ...]
+    answer: BackendAnswer | GateFailure
+    blind: BlindCheck | None
+    started: float
+    served: str
+
+
+def checks_for(item: GateItem, *, grounded: bool) -> tuple[str, ...]:
+    if grounded:
+        return policy.grounded_checks()
+    return policy.closed_book_checks(has_explanation=bool(item.explanation.strip()))
+
+
+async def ask_checker(
+    item: GateItem,
+    *,
+    config: conf.GateConfig,
+    backend: Backend,
+    budget: CallBudget,
+    source_text: str | None,
+    blind_enabled: bool,
+) -> Asked:
+    """Ask the first check and, closed-book, the blind question: two independent calls at once, the blind one
+    never sees the marked answer or the explanation."""
+    grounded = source_text is not None
+    checks = checks_for(item, grounded=grounded)
+    started = time.monotonic()
+    first = first_check(item, checks, backend=backend, budget=budget, source_text=source_text)
+    blind: BlindCheck | None = None
+    if blind_enabled and not grounded and blind_applicable(item):
+        answer, blind = await asyncio.gather(
+            first, blind_check(item, enabled=True, config=config, backend=backend, budget=budget)
+        )
+    else:
+        answer = await first
+    served = "" if isinstance(answer, GateFailure) else served_model(answer.details, blind, config=config)
+    return Asked(checks=checks, answer=answer, blind=blind, started=started, served=served)
+
+
+async def first_check(
+    item: GateItem, checks: tuple[str, ...], *, backend: Backend, budget: CallBudget, source_text: str | None
+) -> BackendAnswer | GateFailure:
+    """The backend's answer, or the GateFailure that says why there is none. Never raises for a backend's fault."""
+    document = question_document(
+        text=item.text,
+        options=item.options,
+        correct_index=item.correct_index,
+        explanation=item.explanation,
+        source_text=source_text,
+        language=item.language,
+    )
+    try:
+        return await backend.ask(document=document, checks=checks, budget=budget)
+    except GateFailure as failure:
+        return failure
+    except Exception as exc:  # noqa: BLE001 - any surprise from a backend must fail open, not empty a round
+        logger.warning("gate unexpected error for %s", item.key, exc_info=True)
+        return GateFailure("unexpected_error", f"{type(exc).__name__}: {exc}")
+
+
+def served_model(details: dict[str, Any], blind: BlindCheck | None, *, config: conf.GateConfig) -> str:
+    """The model id the server says it served; a mismatch with the pinned one is logged once per process."""
+    served = str(details.get("served_model") or "")
+    if not served and blind is not None:
+        served = str(blind.details.get("served_model") or "")
+    served = served[:200]
+    if served and served != config.model_id:
+        conf.model_mismatch_warn_once(
+            logger=logger,
+            who=f"gate: {config.backend}",
+            pinned=config.model_id,
+            served=served,
+            consequence=(
+                f"verdicts are filed under {served!r} with reason {MODEL_CHANGED}, judged at the stricter of its "
+                "stored threshold and the pinned model's"
+            ),
+        )
+    return served
+
+
 def blind_applicable(item: GateItem) -> bool:
     letters = option_letters(item.options)
     return len(letters) >= 2 and 0 <= item.correct_index < len(letters)
-
-
-def add_tokens(*values: int | None) -> int | None:
-    known = [value for value in values if value is not None]
-    return sum(known) if known else None
 
 
 async def blind_check(

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
-from quiz import conf
+from quiz.jobs import conf
 
 
 def model_pin_problem() -> str:

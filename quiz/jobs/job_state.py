@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 from django.db.models import F
 from django.utils import timezone
 
-from quiz import conf
-from quiz.events import generation_changed
+from quiz.jobs import conf
+from quiz.jobs.events import generation_changed
 from quiz.models import GenerationJob, GenerationStatus, Round
 from quiz.selectors import generation_snapshot
 

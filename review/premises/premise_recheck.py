@@ -6,7 +6,7 @@ import logging
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from quiz.kind_checks import asked_question
+from quiz.checking.kind_checks import asked_question
 from review.models import PremiseCheck, PremiseGroup, PremiseMember
 from verifier import policy
 from verifier.backends import GateFailure
