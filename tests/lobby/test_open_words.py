@@ -49,6 +49,9 @@ async def test_the_host_hides_a_word_and_no_later_frame_carries_it(sockets, host
     await host.send(type="hide_word", word="Rude Word")
     hidden = await host.until(lambda m: m["type"] == "state" and "reveal" in m and "rude word" not in _cloud(m))
     assert _cloud(hidden) == {"fun": 2}
+    # The host's frame lists the players' results without the hidden words too.
+    assert "rude" not in json.dumps(hidden).lower()
+    assert sorted(map(tuple, (r["option"] for r in hidden["reveal"]["results"].values()))) == [("Fun",), ("fün",)]
     assert _cloud(await ben.until(lambda m: m["type"] == "state" and m["seq"] == hidden["seq"])) == {"fun": 2}
     # A phone that comes back later reads the room afresh: still hidden (its own answer is its own to see).
     await ben.send(type="sync", seq=-1)
@@ -103,6 +106,14 @@ async def test_the_host_hides_a_typed_answer_and_no_later_frame_carries_it(socke
     await host.send(type="hide_word", word=LONG)
     last = await host.until(lambda m: m["type"] == "state" and m["seq"] > hidden["seq"])
     assert [(entry["text"], entry["right"]) for entry in last["reveal"]["common"]] == [("Canbera", True)]
+    # Nor do the players' results the host's frame lists: a hidden answer is named nowhere in it.
+    assert "ydney" not in json.dumps(last) and "yyyy" not in json.dumps(last)
+    assert sorted(result["option"] or "-" for result in last["reveal"]["results"].values()) == [
+        "-",
+        "-",
+        "-",
+        "Canbera",
+    ]
     frame = await phones[3].until(lambda m: m["type"] == "state" and m["seq"] == last["seq"])
     assert "Sydney" not in json.dumps(frame["reveal"]) and "sydney" not in json.dumps(frame["reveal"])
     # A fresh read of the room (a phone that comes back) keeps them hidden; its own answer is its own to see.
