@@ -376,6 +376,15 @@ function renderReveal(state) {
   if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = gettext("Void this question");
 }
 
+// The list of an open question's answers fits its box (static/js/kinds.js): drawn again when the box changes.
+let listSize = "";
+new ResizeObserver(([entry]) => {
+  const size = `${Math.round(entry.contentRect.width)}x${Math.round(entry.contentRect.height)}`;
+  if (size === listSize) return;
+  listSize = size;
+  if (state?.phase === "reveal" && $("r-options").dataset.view === "list") renderReveal(state);
+}).observe($("r-options"));
+
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;
   // With teams the team board comes first; the players' board under it keeps its top three.

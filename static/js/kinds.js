@@ -290,6 +290,29 @@ const number = {
   },
 };
 
+// The list of answers keeps to its box on the big screen: smaller type first, then the rows that still do not fit
+// (the least sent) are taken out and counted, so no answer is cut off unseen by the screen's edge.
+function fitList(container) {
+  delete container.dataset.dense;
+  const box = container.getBoundingClientRect();
+  const outside = () =>
+    [...container.children].some((row) => {
+      const r = row.getBoundingClientRect();
+      return r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5;
+    });
+  if (!box.height || !outside()) return;
+  container.dataset.dense = "";
+  if (!outside()) return;
+  const total = container.children.length;
+  const more = el("li", { className: "answer-row answers-more" });
+  container.append(more);
+  do {
+    more.previousElementSibling.remove();
+    const left = total - (container.children.length - 1);
+    more.textContent = interpolate(ngettext("…and %s more answer", "…and %s more answers", left), [left]);
+  } while (container.children.length > 2 && outside());
+}
+
 // Open answers: up to `up_to` short answers typed on the phone; the reveal is the room's word cloud, each word
 // sized by how many players sent it, or (the host's choice: the list's data-view is "list") a list of the answers
 // with their counts, most sent first. On the host's screen each has a button that hides it.
@@ -328,7 +351,8 @@ const open = {
         );
         return item;
       });
-      return container.replaceChildren(...(rows.length ? rows : [noteItem(gettext("No words yet."))]));
+      container.replaceChildren(...(rows.length ? rows : [noteItem(gettext("No words yet."))]));
+      return fitList(container);
     }
     const top = Math.max(1, ...reveal.cloud.map((entry) => entry.count));
     const words = reveal.cloud.map((entry) => {
