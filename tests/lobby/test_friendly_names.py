@@ -10,9 +10,11 @@ from channels.db import database_sync_to_async
 from core.wordfilter import blocked
 from lobby import name_words
 from lobby.friendly_names import DRAWS, all_names, friendly_name, language_of
+from lobby.models import Room
 from lobby.nicknames import NICKNAME_MAX, clean_nickname
 from lobby.services import JoinIn, players_join
-from tests.factories import RoomFactory
+from quiz.models import Round
+from tests.factories import RoomFactory, RoundFactory
 from tests.support.communicator import Client
 
 WORDS = {
@@ -133,3 +135,20 @@ async def test_phones_joining_over_the_socket_get_names_in_their_pages_language(
         got.setdefault(language, []).append(joined["player"]["nickname"])
     assert got["de"][0] in all_names("de") and got["es"][0] in all_names("es")
     assert all(name in all_names("en") for name in got["en"]) and got["en"][0] != got["en"][1]
+
+
+@pytest.mark.django_db
+def test_the_host_turns_friendly_names_on_when_creating_the_room_and_the_join_page_asks_no_nickname(client):
+    round_ = RoundFactory(title="Names quiz")
+    Round.objects.filter(pk=round_.pk).update(owner_key="browser-1")
+    session = client.session
+    session["owner_key"] = "browser-1"
+    session.save()
+    assert "Friendly names" in client.get("/").content.decode()
+    client.post("/", {"source": f"round:{round_.pk}", "timer_seconds": 20, "friendly_names": "on"})
+    client.post("/", {"source": f"round:{round_.pk}", "timer_seconds": 20})
+    friendly, plain = Room.objects.filter(round=round_).order_by("pk")
+    assert (friendly.friendly_names, plain.friendly_names) == (True, False)
+    page = client.get(f"/play/{friendly.code}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert 'id="nickname"' not in page and "Du bekommst einen freundlichen Namen" in page
+    assert 'id="nickname"' in client.get(f"/play/{plain.code}/").content.decode()
