@@ -145,6 +145,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             asks_more_time=message.get("more_time") is True,
             team=message.get("team"),
             previous=message.get("previous"),  # the token this phone last held in the room: blocked or not
+            language=self.language,  # a room with friendly names names its players in their own language
         )
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
@@ -216,7 +217,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
         await db(services.player_remove)(room_id=self.room_id, player_id=player_id, block=message.get("block") is True)
 
     async def on_hide_word(self, message):
-        """The host hides a word of the current open question's cloud: {"word": "..."}; in no later frame."""
+        """The host hides a word of an open question's cloud or a typed answer: {"word": "..."}; in no later frame."""
         self._require("host")
         await db(services.word_hide)(room_id=self.room_id, word=message.get("word"))
 

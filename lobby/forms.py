@@ -17,6 +17,9 @@ class RoomCreateForm(forms.Form):
     no_speed_bonus = forms.BooleanField(
         required=False, label=gettext_lazy("No speed bonus: a right answer scores the same at any moment")
     )
+    friendly_names = forms.BooleanField(
+        required=False, label=gettext_lazy("Friendly names: each player gets a made-up name like “Brave Otter”")
+    )
 
     reading_seconds = forms.IntegerField(
         label=_("Seconds to read each question before its options appear (0–10)"),

@@ -36,15 +36,23 @@ def join_allowed(*, ip: str, code: str) -> None:
 
 
 async def join(
-    *, ip: str, code: str, nickname: object, asks_more_time: bool, team: object = None, previous: object = None
+    *,
+    ip: str,
+    code: str,
+    nickname: object,
+    asks_more_time: bool,
+    team: object = None,
+    previous: object = None,
+    language: str = "en",
 ) -> services.Joined:
-    """Join under the IP's limits, in the next batch of joins; not from a phone the host blocked (`previous`)."""
+    """Join under the IP's limits, in the next batch of joins; not from a phone the host blocked (`previous`).
+    `language`: the phone's, for a room with generated friendly names."""
     await db(join_allowed)(ip=ip, code=code)
     if previous:
         await db(services.player_blocked_check)(previous=previous, code=code)
     try:
         return await joins.submit(
-            services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team)
+            services.JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team, language=language)
         )
     except RoomNotFound:
         await db(ratelimit.ip_hit)(limit=ratelimit.CODE_GUESSES, ip=ip)

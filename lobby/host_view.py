@@ -7,7 +7,8 @@ top places, the teams) and a few players' lines, chosen in this order until HOST
   2. the top of the leaderboard,
   3. the newest arrivals (the lobby's chips),
   4. players the host has given extra time.
-Each listed player's line carries their score and rank, their result at a reveal, their time and request.
+Each listed player's line carries their score and rank, their result at a reveal (without the words the host
+hid: a hidden typed answer is None, a hidden open answer is left out of its list), their time and request.
 The totals (`player_count`, `time_request_count`, `extra_time_count`) count everyone. The full list is the
 host's own paginated page (`players_page`); the results CSV has every answer."""
 
@@ -16,6 +17,7 @@ import json
 
 from django.core.paginator import Page, Paginator
 
+from core.wordfilter import fold
 from lobby import machine
 from lobby.models import Player
 from quiz.selectors import round_check_label
@@ -35,6 +37,15 @@ def _size(value) -> int:
     return len(json.dumps(value).encode())
 
 
+def _unhidden(option, hidden: set[str]):
+    """A result's answer without the players' words the host hid (folded)."""
+    if isinstance(option, str):
+        return None if fold(option) in hidden else option
+    if isinstance(option, list):
+        return [text for text in option if not (isinstance(text, str) and fold(text) in hidden)]
+    return option
+
+
 def listed_players(standings) -> list[int]:
     """The ids of the players the host's frame names, in priority order (before the budget)."""
     players = standings.players
@@ -51,6 +62,7 @@ def host_frame(common: dict, standings) -> dict:
     frame = dict(common)
     teams = "teams" in frame
     results = standings.results if "reveal" in frame else None
+    hidden = set(standings.hidden)
     asking = set(standings.time_requests)
     lines, chosen_results = [], {}
     room_left = HOST_FRAME_BUDGET - _size(frame) - 200  # the totals and the keys below
@@ -62,7 +74,7 @@ def host_frame(common: dict, standings) -> dict:
         result = None
         if results is not None and player_id in results:
             option, correct, points = results[player_id]
-            result = {"option": option, "correct": correct, "points": points}
+            result = {"option": _unhidden(option, hidden) if hidden else option, "correct": correct, "points": points}
         cost = _size(line) + _size(result) + 40  # its key, its time and its request
         if cost > room_left:
             continue

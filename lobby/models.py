@@ -49,6 +49,9 @@ class Room(models.Model):
     # Words the host hid from an open question's word cloud: question index (as text) -> folded words
     # (quiz/kinds/open.py); a hidden word is in no later frame.
     hidden_words = models.JSONField(default=dict, blank=True)
+    # Generated friendly names (lobby/friendly_names.py): each player gets a random "adjective animal" in their
+    # phone's language, unique in the room, instead of typing a nickname.
+    friendly_names = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -51,6 +51,9 @@ class Standings:
     # For the host's check badge (`host_frame` words it in the host's language): the round's check counts, which
     # grow while a round written as it plays passes its questions.
     check_counts: dict = field(default_factory=dict)
+    # During a reveal, the players' words the host hid (folded): the host's frame leaves them out of the results it
+    # lists, as the reveal leaves them out of its cloud and common answers. A player's own frame keeps their own.
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,13 +205,14 @@ def room_picture(*, room_id: int) -> Picture:
             if counted is not None:
                 distribution, marked = counted
                 crowd = machine.crowd_verdict(distribution=distribution, correct_index=marked, rule=crowd_rule())
+            hidden = tuple((room["hidden_words"] or {}).get(str(index), ()))
             snapshot["reveal"] = {
                 # A discreet marker for the host: a clear majority chose another option.
                 "crowd_disagrees": crowd is not None and crowd.disagrees,
                 "explanation": question.explanation,
                 "source": question.source,
                 # Without the words the host hid (an open question's cloud): they are in no later frame.
-                **kind.reveal_hiding(question, order, given, (room["hidden_words"] or {}).get(str(index), ())),
+                **kind.reveal_hiding(question, order, given, hidden),
             }
             results = {
                 player_id: (kind.shown(question, order, option, response), correct, points)
@@ -221,6 +225,7 @@ def room_picture(*, room_id: int) -> Picture:
                 time_requests=time_requests,
                 teams=team_places,
                 check_counts=room["round__check_counts"],
+                hidden=hidden,
             )
             return Picture(snapshot=snapshot, standings=standings, crowd=crowd, distribution=distribution)
     standings = Standings(

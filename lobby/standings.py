@@ -89,6 +89,7 @@ def carried(picture: Picture) -> dict | None:
         "time_requests": list(held.time_requests),
         "teams": [[player_id, *line] for player_id, line in held.teams.items()],
         "check_counts": held.check_counts,
+        "hidden": list(held.hidden),
     }
 
 
@@ -111,6 +112,7 @@ def take(event: dict) -> None:
                 time_requests=tuple(packed["time_requests"]),
                 teams={player_id: tuple(line) for player_id, *line in packed["teams"]},
                 check_counts=dict(packed.get("check_counts") or {}),
+                hidden=tuple(packed.get("hidden") or ()),
             ),
         ),
     )

@@ -139,6 +139,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 team_count=form.cleaned_data["team_count"] or 0,
                 team_names=form.cleaned_data["team_names"],
                 team_talk_seconds=form.cleaned_data["team_talk_seconds"] or 0,
+                friendly_names=form.cleaned_data["friendly_names"],
             )
         except (Pack.DoesNotExist, Round.DoesNotExist):
             form.add_error("source", _("That pack or round no longer exists."))

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.utils.translation import gettext as _
 
 from lobby import events, machine
@@ -22,9 +22,10 @@ from lobby.exceptions import (
     RoomLocked,
     RoomNotFound,
 )
+from lobby.friendly_names import friendly_name
 from lobby.machine import Phase
 from lobby.models import Player, Room
-from lobby.nicknames import clean_nickname
+from lobby.nicknames import NICKNAME_MAX, clean_nickname
 from lobby.services.answers import close_where_everyone_answered
 from lobby.services.common import bump, closing_percent, question_timer_ms
 from lobby.services.rooms import normalize_code
@@ -39,10 +40,14 @@ class Joined:
     seq: int = 0  # the room's seq with this player in it: any picture at least this new shows them
 
 
-def player_join(*, code: str, nickname: object, asks_more_time: bool = False, team: object = None) -> Joined:
+def player_join(
+    *, code: str, nickname: object, asks_more_time: bool = False, team: object = None, language: str = "en"
+) -> Joined:
     """A new player. `asks_more_time`: they ticked "I need more time"; the host confirms or declines it. `team`:
-    the team picked in a room with named teams."""
-    result = players_join([JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team)])[0]
+    the team picked in a room with named teams. `language`: their page's, for a generated friendly name."""
+    result = players_join(
+        [JoinIn(code=code, nickname=nickname, asks_more_time=asks_more_time, team=team, language=language)]
+    )[0]
     if isinstance(result, GameError):
         raise result
     return result
@@ -54,6 +59,7 @@ class JoinIn:
     nickname: object
     asks_more_time: bool = False
     team: object = None  # a named room's team picked on joining (an auto room chooses for the player)
+    language: str = "en"  # the phone's page language: a room with friendly names gives a name in it
 
 
 def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
@@ -61,17 +67,19 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
     answers): one result per join, in order, the player or the error that joiner should see. Per room the row
     is locked once, the players counted once, the nicknames looked up in one query, the new players inserted
     in one statement and the seq bumped once, so a room of 2,000 filling up is a few dozen transactions, not
-    2,000 of them queued on one row lock. The lock keeps the count and the nicknames exact across processes."""
+    2,000 of them queued on one row lock. The lock keeps the count and the nicknames exact across processes.
+    In a room with friendly names the nickname sent is not read: the player gets a generated one, in their
+    language (lobby/friendly_names.py)."""
     results: list[Joined | GameError | None] = [None] * len(joins)
-    wanted: dict[str, list[tuple[int, str, str, bool, object]]] = {}
+    # (index, nickname and key, or the error cleaning it raised, more time, team, language)
+    wanted: dict[str, list[tuple[int, tuple[str, str] | GameError, bool, object, str]]] = {}
     for i, join in enumerate(joins):
         try:
-            nickname, key = clean_nickname(join.nickname)
+            cleaned: tuple[str, str] | GameError = clean_nickname(join.nickname)
         except GameError as error:
-            results[i] = error
-            continue
+            cleaned = error
         wanted.setdefault(normalize_code(join.code), []).append(
-            (i, nickname, key, join.asks_more_time is True, join.team)
+            (i, cleaned, join.asks_more_time is True, join.team, join.language)
         )
     if wanted:
         with transaction.atomic():
@@ -83,18 +91,27 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
                 .annotate(n=Count("pk"))
                 .values_list("room_id", "n")
             )
-            keys = {item[2] for items in wanted.values() for item in items}
+            keys = {item[1][1] for items in wanted.values() for item in items if isinstance(item[1], tuple)}
+            named = Q(nickname_key__in=keys)
+            if friendly := [room.pk for room in rooms if room.friendly_names]:
+                named |= Q(room_id__in=friendly)  # a generated name may be any name: every one in the room
             taken = set(
-                Player.objects.filter(room__in=rooms, removed=False, nickname_key__in=keys).values_list(
-                    "room_id", "nickname_key"
-                )
+                Player.objects.filter(named, room__in=rooms, removed=False).values_list("room_id", "nickname_key")
             )
             new: list[tuple[int, Room, Player]] = []
             for room in rooms:
                 count = counts.get(room.pk, 0)
                 added: list[tuple[int, Player]] = []
                 chooser = TeamChooser(room)
-                for i, nickname, key, more_time, picked in wanted.pop(room.code):
+                in_room = {key for room_id, key in taken if room_id == room.pk} if room.friendly_names else set()
+                for i, cleaned, more_time, picked, language in wanted.pop(room.code):
+                    if room.friendly_names:
+                        nickname = friendly_name(language, in_room)
+                        cleaned = (nickname, nickname.casefold()[:NICKNAME_MAX])
+                    if isinstance(cleaned, GameError):
+                        results[i] = cleaned
+                        continue
+                    nickname, key = cleaned
                     if room.phase == Phase.FINISHED:
                         results[i] = GameOver()
                     elif room.locked:
@@ -112,6 +129,7 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
                             results[i] = error
                             continue
                         taken.add((room.pk, key))
+                        in_room.add(key)
                         player = Player(
                             room=room, nickname=nickname, nickname_key=key, asks_more_time=more_time, team_id=team_id
                         )
@@ -126,8 +144,8 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
                 token = player_token(room_code=room.code, player_id=player.pk)
                 results[i] = Joined(player=player, token=token, seq=room.seq + 1)
         for items in wanted.values():  # codes no room has
-            for i, *_ in items:
-                results[i] = RoomNotFound()
+            for i, cleaned, *_ in items:
+                results[i] = cleaned if isinstance(cleaned, GameError) else RoomNotFound()
     return results
 
 

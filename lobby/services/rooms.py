@@ -53,13 +53,16 @@ def room_create(
     team_names: object = "",
     team_count: object = 0,
     team_talk_seconds: object = 0,
+    friendly_names: bool = False,
 ) -> CreatedRoom:
     """A room in the lobby. Its options are shown in an order drawn from `option_seed`, a fresh secret unless
     given ("" keeps the round's order, as rooms from before shuffling do). `owner_key` files it among that
     host's past games. With `no_speed_bonus` a right answer scores the same at any moment. `reading_seconds`
     (0-10) shows each question alone that long before its options appear and its clock starts. With teams
     (`teams_mode` auto: `team_count` colour teams; named: `team_names`, one a line) the room's teams are made with
-    it, and `team_talk_seconds` (0-30) holds the clock after the options appear (lobby/services/teams.py)."""
+    it, and `team_talk_seconds` (0-30) holds the clock after the options appear (lobby/services/teams.py). With
+    `friendly_names` each player gets a generated "adjective animal" name in their language instead of typing one
+    (lobby/friendly_names.py)."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
@@ -87,6 +90,7 @@ def room_create(
                     reading_seconds=reading_seconds,
                     teams_mode=teams_mode,
                     team_talk_seconds=team_talk_seconds,
+                    friendly_names=friendly_names is True,
                     # Its questions are still being written and checked: the room plays them as they are ready.
                     written_live=round_.writing,
                 )

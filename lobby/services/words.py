@@ -1,5 +1,6 @@
-"""Words the host takes off the big screen: a word of an open question's cloud, hidden live with one click. It is
-kept on the room (`Room.hidden_words`, folded as the cloud folds it), so no later frame of any process shows it."""
+"""Words the host takes off the big screen: a word of an open question's cloud or one of a typed question's common
+answers, hidden live with one click. It is kept on the room (`Room.hidden_words`, folded as the cloud and the
+typed answers fold it), so no later frame of any process shows it."""
 
 from django.db import transaction
 from django.db.models import F
@@ -9,15 +10,18 @@ from lobby import events
 from lobby.exceptions import NotNow
 from lobby.models import Room
 from quiz.kinds.open import MAX_WORD
-from quiz.kinds.typed import fold
+from quiz.kinds.typed import MAX_TYPED, fold
 
 # More than a cloud shows: hiding never has to stop while a cloud still has words.
 MAX_HIDDEN = 200
+# The longest text a hide may name: a typed answer's (an open answer's is shorter), with room for its spacing.
+MAX_HIDE_TEXT = max(MAX_WORD, MAX_TYPED) * 2
 
 
 def word_hide(*, room_id: int, word: object) -> None:
-    """Hide `word` (as the cloud spells it, or folded) from the current question's cloud, from now on."""
-    key = fold(word) if isinstance(word, str) and len(word) <= MAX_WORD * 2 else ""
+    """Hide `word` (as the cloud or the typed answers spell it, or folded) from the current question's reveal,
+    from now on."""
+    key = fold(word) if isinstance(word, str) and len(word) <= MAX_HIDE_TEXT else ""
     if not key:
         raise NotNow(_("Say which word to hide."))
     with transaction.atomic():

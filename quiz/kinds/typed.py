@@ -3,10 +3,10 @@
 Matching forgives case, accents, punctuation and spaces anywhere ("São Paulo" = "sao paulo" = "Sao-Paulo"), and
 in an answer of 6 letters or more one typo: one letter wrong, missing or extra, or two neighbours swapped
 ("Canbera", "Canberar", "Cnaberra" for "Canberra"). The reveal shows the accepted answer and the room's most
-common answers, as text."""
+common answers, as text; the host can hide any of them with one click (lobby/services/words.py)."""
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -107,17 +107,26 @@ class Typed(Kind):
         return response
 
     def reveal(self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]]) -> dict[str, Any]:
+        return self.reveal_hiding(question, order, answers, ())
+
+    def reveal_hiding(
+        self, question: Held, order: tuple[int, ...], answers: Sequence[tuple[int, Any]], hidden: Iterable[str]
+    ) -> dict[str, Any]:
+        """The accepted answers and the room's most common ones (`key`: folded, what the host's hide sends),
+        without those the host hid: the next most common takes a hidden one's place."""
+        hidden = set(hidden)
         groups: Counter[str] = Counter()
         spelled: dict[str, Counter[str]] = {}
         for _option, response in answers:
-            # A word the list refuses never reaches the big screen (core/wordfilter.py).
-            if isinstance(response, str) and fold(response) and not blocked(response):
-                key = fold(response)
+            # A word the list refuses never reaches the big screen (core/wordfilter.py), nor one the host hid.
+            key = fold(response) if isinstance(response, str) else ""
+            if key and key not in hidden and not blocked(response):
                 groups[key] += 1
                 spelled.setdefault(key, Counter())[response] += 1
         common = [
             {
                 "text": spelled[key].most_common(1)[0][0],
+                "key": key,
                 "count": count,
                 "right": typed_matches(key, question.key["answers"]),
             }

@@ -1,5 +1,5 @@
 import { Countdown, Reading, endNote, ordinal, progressText, renderBoard, renderTeamBoard, roomSocket, teamName } from "./room.js";
-import { $, el, phaseRenderer, showError } from "./ui.js";
+import { $, el, icon, phaseRenderer, showError } from "./ui.js";
 import { showPicture } from "./picture.js";
 import { kindOf } from "./kinds.js";
 import { HostSound } from "./sound.js";
@@ -53,8 +53,16 @@ $("void-btn").addEventListener("click", (event) => {
   }
   socket.send({ type: "void", index: state.question_index });
 });
-// A word of an open question's cloud, hidden with one click (static/js/kinds.js raises the event).
+// A word of an open question's cloud or a typed answer, hidden with one click (static/js/kinds.js raises the event).
 $("r-options").addEventListener("hide-word", (event) => socket.send({ type: "hide_word", word: event.detail }));
+// An open question's answers as a word cloud or as a list with counts: the host's choice, kept by this browser.
+const VIEW_KEY = "quizgate.open.view";
+const openView = () => (localStorage.getItem(VIEW_KEY) === "list" ? "list" : "cloud");
+$("open-view-btn").addEventListener("click", () => {
+  localStorage.setItem(VIEW_KEY, openView() === "list" ? "cloud" : "list");
+  if (state?.phase === "reveal") renderReveal(state);
+  $("open-view-btn").focus();
+});
 $("lock-room").addEventListener("change", (event) => socket.send({ type: "lock", locked: event.target.checked }));
 $("no-speed-bonus").addEventListener("change", (event) => socket.send({ type: "speed_bonus", no_speed_bonus: event.target.checked }));
 $("reading-seconds").addEventListener("change", (event) => socket.send({ type: "reading", seconds: Number(event.target.value) }));
@@ -241,11 +249,9 @@ function renderLobby(state) {
         const asks = state.time_requests.includes(p.id) ? [timeControl(p, { select: false })] : [];
 
         // Removed and blocked: that phone cannot join this room again under another name.
-        const block = el("button", {
-          text: "⛔",
-          className: "btn btn-small block-player",
-          attrs: { type: "button", "aria-label": interpolate(gettext("Remove and block %s"), [p.nickname]) },
-        });
+        const blockName = interpolate(gettext("Remove and block %s"), [p.nickname]);
+        const block = el("button", { className: "btn btn-small block-player", attrs: { type: "button", "aria-label": blockName, title: blockName } });
+        block.append(icon("block"));
         block.addEventListener("click", () => socket.send({ type: "remove", player: p.id, block: true }));
         item.append(el("span", { text: p.nickname, className: "nick" }), ...given, ...asks, remove, block);
         return item;
@@ -353,6 +359,10 @@ function renderReveal(state) {
   showPicture($("r-picture"), q.image);
   renderPictureUnseen(state);
   $("r-options").dataset.kind = q.kind;
+  const open = q.kind === "open";
+  $("r-options").dataset.view = open ? openView() : "";
+  $("open-view-btn").hidden = !open;
+  $("open-view-btn").textContent = openView() === "list" ? gettext("Show as a word cloud") : gettext("Show as a list");
   kindOf(q).hostReveal(q, reveal, $("r-options"));
   $("r-explanation").textContent = reveal.explanation;
   const notes = reveal.explanation.length + reveal.source.length;
@@ -365,6 +375,15 @@ function renderReveal(state) {
   voidButton.hidden = voided;
   if (voidButton.dataset.armed !== String(state.question_index)) voidButton.textContent = gettext("Void this question");
 }
+
+// The list of an open question's answers fits its box (static/js/kinds.js): drawn again when the box changes.
+let listSize = "";
+new ResizeObserver(([entry]) => {
+  const size = `${Math.round(entry.contentRect.width)}x${Math.round(entry.contentRect.height)}`;
+  if (size === listSize) return;
+  listSize = size;
+  if (state?.phase === "reveal" && $("r-options").dataset.view === "list") renderReveal(state);
+}).observe($("r-options"));
 
 function renderLeaderboard(state) {
   const ranksBefore = ranksAtQuestion.get(state.question_index) ?? null;

@@ -42,6 +42,14 @@ function noteItem(text, className = "kind-note") {
   return el("li", { text, className });
 }
 
+// The host's one-click hide for a player's words on the big screen (an open answer's word, a typed answer): the
+// page sends {"type": "hide_word"} on the "hide-word" event, and the server drops it from every later frame.
+function hideButton(key, word, container, text = gettext("Hide")) {
+  const button = el("button", { text, className: "hide-word", attrs: { type: "button", "aria-label": interpolate(gettext("Hide “%s”"), [word]) } });
+  button.addEventListener("click", () => container.dispatchEvent(new CustomEvent("hide-word", { bubbles: true, detail: key })));
+  return button;
+}
+
 // One option to pick, on the phone (single, true/false, poll): a tap answers.
 const pickOne = {
   showsOption: true, // the phone's reveal shows the answer given as that option's card
@@ -160,6 +168,9 @@ const typed = {
           el("span", { text: entry.text, className: "option-text" }),
           el("span", { text: `${entry.count}`, className: "count", attrs: { "aria-label": interpolate(ngettext("%s answer", "%s answers", entry.count), [entry.count]) } }),
         );
+        // The players' own words: the host can take any of them off the screen (a frame from before hiding
+        // came without keys).
+        if (entry.key) item.append(hideButton(entry.key, entry.text, container));
         return item;
       }),
     );
@@ -279,9 +290,32 @@ const number = {
   },
 };
 
+// The list of answers keeps to its box on the big screen: smaller type first, then the rows that still do not fit
+// (the least sent) are taken out and counted, so no answer is cut off unseen by the screen's edge.
+function fitList(container) {
+  delete container.dataset.dense;
+  const box = container.getBoundingClientRect();
+  const outside = () =>
+    [...container.children].some((row) => {
+      const r = row.getBoundingClientRect();
+      return r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5;
+    });
+  if (!box.height || !outside()) return;
+  container.dataset.dense = "";
+  if (!outside()) return;
+  const total = container.children.length;
+  const more = el("li", { className: "answer-row answers-more" });
+  container.append(more);
+  do {
+    more.previousElementSibling.remove();
+    const left = total - (container.children.length - 1);
+    more.textContent = interpolate(ngettext("…and %s more answer", "…and %s more answers", left), [left]);
+  } while (container.children.length > 2 && outside());
+}
+
 // Open answers: up to `up_to` short answers typed on the phone; the reveal is the room's word cloud, each word
-// sized by how many players sent it. On the host's screen each word has a button that hides it (the page sends
-// {"type": "hide_word"} on the "hide-word" event; the server drops it from every later frame).
+// sized by how many players sent it, or (the host's choice: the list's data-view is "list") a list of the answers
+// with their counts, most sent first. On the host's screen each has a button that hides it.
 const open = {
   hostQuestion(q, container) {
     container.replaceChildren(noteItem(interpolate(ngettext("Send one word or a few on your phone.", "Send up to %s words or short answers on your phone.", q.up_to), [q.up_to])));
@@ -305,15 +339,28 @@ const open = {
     return (given || []).map((text) => `“${text}”`).join(" ");
   },
   hostReveal(q, reveal, container) {
+    const players = (count) => interpolate(ngettext("%s player", "%s players", count), [count]);
+    if (container.dataset.view === "list") {
+      const rows = reveal.cloud.map((entry) => {
+        const item = el("li", { className: "answer-row" });
+        item.dataset.count = String(entry.count);
+        item.append(
+          el("span", { text: entry.word, className: "word" }),
+          el("span", { text: `${entry.count}`, className: "count", attrs: { "aria-label": players(entry.count) } }),
+          hideButton(entry.key, entry.word, container),
+        );
+        return item;
+      });
+      container.replaceChildren(...(rows.length ? rows : [noteItem(gettext("No words yet."))]));
+      return fitList(container);
+    }
     const top = Math.max(1, ...reveal.cloud.map((entry) => entry.count));
     const words = reveal.cloud.map((entry) => {
       const item = el("li", { className: "cloud-word" });
       // Sized by count through the CSSOM (the Content-Security-Policy refuses inline styles): 1 to 4.
       item.style.setProperty("--weight", String(1 + (3 * (entry.count - 1)) / Math.max(1, top - 1)));
       item.dataset.count = String(entry.count);
-      const hide = el("button", { text: "×", className: "hide-word", attrs: { type: "button", "aria-label": interpolate(gettext("Hide “%s”"), [entry.word]) } });
-      hide.addEventListener("click", () => container.dispatchEvent(new CustomEvent("hide-word", { bubbles: true, detail: entry.key })));
-      item.append(el("span", { text: entry.word, className: "word", attrs: { title: interpolate(ngettext("%s player", "%s players", entry.count), [entry.count]) } }), hide);
+      item.append(el("span", { text: entry.word, className: "word", attrs: { title: players(entry.count) } }), hideButton(entry.key, entry.word, container, "×"));
       return item;
     });
     container.replaceChildren(...(words.length ? words : [noteItem(gettext("No words yet."))]));

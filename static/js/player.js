@@ -39,6 +39,9 @@ function handle(message) {
       localStorage.setItem(`${storageKey}:last`, message.token);
       $("me").textContent = message.player.nickname;
       $("me").hidden = false;
+      // A room with friendly names made this name up: the lobby says it is theirs.
+      $("lobby-name-text").textContent = message.player.nickname;
+      $("lobby-name").hidden = !$("friendly-note");
       $("join-hint").hidden = true;
       hideError(errorBox);
       break;
@@ -121,9 +124,10 @@ function handleError(message) {
 
 $("join-form")?.addEventListener("submit", (event) => { // absent when the game has finished
   event.preventDefault();
-  const nickname = $("nickname").value.trim();
+  // A room with friendly names has no nickname field: the server makes a name up.
+  const nickname = $("nickname") ? $("nickname").value.trim() : "";
   // As the server counts: what a person sees ("👩🏽‍🚀" is one), not UTF-16 units as maxlength does (7 there).
-  if (!nickname || visibleLength(nickname) > NICKNAME_MAX) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
+  if ($("nickname") && (!nickname || visibleLength(nickname) > NICKNAME_MAX)) return showError(errorBox, gettext("Choose a nickname of 1 to 20 characters."));
   const team = $("join-team");
   if (team && !team.value) return showError(errorBox, gettext("Pick your team."));
   const join = { type: "join", nickname, more_time: $("more-time").checked };

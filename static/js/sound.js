@@ -3,6 +3,8 @@
 // click on it, so nothing is loaded before the first one (the page says so). M turns sound on and off, remembered
 // by this browser; the volume slider too. Phones play nothing.
 
+import { icon } from "./ui.js";
+
 const KEY = "quizgate.sound";
 const VOLUME_KEY = "quizgate.sound.volume";
 
@@ -33,7 +35,7 @@ export class HostSound {
   show() {
     // An icon on the crowded top bar; its name says the state and the key.
     this.toggle.setAttribute("aria-pressed", String(this.on));
-    this.toggle.textContent = this.on ? "🔊" : "🔇";
+    this.toggle.replaceChildren(icon(this.on ? "sound-on" : "sound-off"));
     this.toggle.setAttribute("aria-label", this.on ? gettext("Sound on (M)") : gettext("Sound off (M)"));
     this.toggle.title = this.toggle.getAttribute("aria-label");
     this.note.hidden = this.started || !this.on;

@@ -12,6 +12,26 @@ export function el(tag, { text, className, attrs } = {}) {
   return node;
 }
 
+// Small line icons drawn as inline SVG: an emoji (🔊, ⛔) needs an emoji font, which many machines (and headless
+// browsers) lack, and shows an empty box there. The icon is decoration: its button's aria-label names it.
+const ICONS = {
+  "sound-on": ["M3 9v6h4l5 4V5L7 9z", "M15.5 8.5a5 5 0 0 1 0 7", "M18.5 5.5a9 9 0 0 1 0 13"],
+  "sound-off": ["M3 9v6h4l5 4V5L7 9z", "M16 9.5l5 5", "M21 9.5l-5 5"],
+  block: ["M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z", "M7.5 12h9"],
+};
+
+export function icon(name) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  for (const [key, value] of Object.entries({ viewBox: "0 0 24 24", class: `icon icon-${name}`, "aria-hidden": "true", focusable: "false" })) svg.setAttribute(key, value);
+  for (const d of ICONS[name]) {
+    const path = document.createElementNS(ns, "path");
+    for (const [key, value] of Object.entries({ d, fill: "none", stroke: "currentColor", "stroke-width": "2.2", "stroke-linecap": "round", "stroke-linejoin": "round" })) path.setAttribute(key, value);
+    svg.append(path);
+  }
+  return svg;
+}
+
 // An error in the page's alert box; with hideAfterMs it goes away by itself.
 export function showError(box, text, { hideAfterMs } = {}) {
   box.textContent = text;
