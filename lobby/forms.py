@@ -132,7 +132,7 @@ class BankSearchForm(forms.Form):
     source = forms.ChoiceField(
         label=_("From"),
         required=False,
-        choices=[("", _("My rounds and the sample packs")), ("mine", _("My rounds")), ("packs", _("Sample packs"))],
+        choices=[("", _("All questions")), ("mine", _("My rounds")), ("packs", _("Sample packs"))],
     )
 
     def query(self):
