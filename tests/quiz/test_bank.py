@@ -197,3 +197,10 @@ def test_a_round_needs_picks_and_not_too_many(rounds):
         bank_round_create(owner_key=KEY, question_ids=ids, title="Too many")
     with pytest.raises(QuizError, match="no rounds"):
         bank_round_create(owner_key="", question_ids=ids[:1], title="No key")
+
+
+def test_case_is_folded_and_accents_kept_the_same_way_in_both_databases():
+    round_create_for_host(title="Umlaute", questions=[data("ÄRGER in Zürich?")], owner_key=KEY)
+    assert find("ärger") == ["ÄRGER in Zürich?"]
+    assert find("ZÜR") == ["ÄRGER in Zürich?"]
+    assert find("zurich") == []
