@@ -9,7 +9,7 @@ question shows what it did in this host's games, never another host's."""
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from lobby import machine
@@ -118,19 +118,28 @@ def question_record(*, owner_key: str, question_id: int) -> QuestionRecord:
     ).values_list("round_id", "position"):
         positions.setdefault(round_id, set()).add(position)
 
-    answers = list(
-        Answer.objects.filter(room__in=[room.pk for room in rooms], player__removed=False).values_list(
-            "room_id", "question_index", "correct"
+    # Per room and position of the question, its answers counted in the database (a big room's other questions
+    # are never read).
+    at_question = Q(pk__in=[])
+    for round_id, indexes in positions.items():
+        at_question |= Q(room__round_id=round_id, question_index__in=indexes)
+    counted = {
+        (room_id, index): (total, right)
+        for room_id, index, total, right in Answer.objects.filter(
+            at_question, room__in=[room.pk for room in rooms], player__removed=False
         )
-    )
+        .values("room_id", "question_index")
+        .annotate(total=Count("id"), right=Count("id", filter=Q(correct=True)))
+        .values_list("room_id", "question_index", "total", "right")
+    }
     plays = answered = right = 0
     for room in rooms:
-        mine = positions.get(room.round_id, set())
         closed = set(machine.closed_questions(room.position))
-        given = [correct for room_id, index, correct in answers if room_id == room.pk and index in mine]
-        plays += sum(1 for index in mine if index in closed or any(i == index for r, i, _c in answers if r == room.pk))
-        answered += len(given)
-        right += sum(1 for correct in given if correct)
+        for index in positions.get(room.round_id, set()):
+            total, correct = counted.get((room.pk, index), (0, 0))
+            plays += index in closed or total > 0
+            answered += total
+            right += correct
 
     codes = [room.code for room in rooms]
     reports = [

@@ -7,7 +7,7 @@ from django.db import connection
 from quiz.bank import MAX_PICKED, NOT_PLAYED, PLAYED, BankQuery, bank_round_create, bank_search
 from quiz.exceptions import QuizError
 from quiz.models import CheckStatus, Provenance, Question, RoundQuestion
-from quiz.search_index import MAX_SEARCH_CHARS, MAX_SEARCH_WORDS, search_words
+from quiz.search_index import MAX_SEARCH_CHARS, MAX_SEARCH_WORDS, matching_ids, search_words
 from quiz.services import round_create_for_host
 from quiz.validation import QuestionData
 from tests.factories import PackFactory, QuestionFactory, RoundFactory, VerdictFactory
@@ -204,3 +204,31 @@ def test_case_is_folded_and_accents_kept_the_same_way_in_both_databases():
     assert find("ärger") == ["ÄRGER in Zürich?"]
     assert find("ZÜR") == ["ÄRGER in Zürich?"]
     assert find("zurich") == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's index (run with DATABASE_URL)")
+def test_postgresql_searches_through_the_gin_index(rounds):
+    # The query's expression must be the index's to the letter, or every search reads the whole table.
+    sql, params = Question.objects.filter(pk__in=matching_ids(search_words("capital"))).query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "quiz_question_words" in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's FTS5 triggers (run without DATABASE_URL)")
+def test_sqlite_triggers_lost_to_a_table_rebuild_are_made_again_after_migrate(rounds):
+    from django.apps import apps
+    from django.db.models.signals import post_migrate
+
+    with connection.cursor() as cursor:
+        for name in ("quiz_question_fts_ai", "quiz_question_fts_ad", "quiz_question_fts_au"):
+            cursor.execute(f"DROP TRIGGER {name}")  # as Django's rebuild of quiz_question drops them
+    round_create_for_host(title="Lost", questions=[data("Written while the index was off?")], owner_key=KEY)
+    assert find("written") == []
+    quiz = apps.get_app_config("quiz")
+    post_migrate.send(sender=quiz, app_config=quiz, using="default")  # as every `migrate` ends
+    assert find("written") == ["Written while the index was off?"]
+    round_create_for_host(title="After", questions=[data("Written after the repair?")], owner_key=KEY)
+    assert find("written") == ["Written after the repair?", "Written while the index was off?"]
