@@ -91,7 +91,13 @@ def played_question_ids(*, owner_key: str) -> QuerySet:
     answered = Answer.objects.filter(
         room__in=_owner_rooms(owner_key), room__round_id=OuterRef("round_id"), question_index=OuterRef("position")
     )
-    return RoundQuestion.objects.filter(Exists(closed) | Exists(answered)).values("question_id")
+    # Only the rounds the owner's games were of: every other round's entries are never looked at.
+    played_rounds = _owner_rooms(owner_key).values("round_id")
+    return (
+        RoundQuestion.objects.filter(round_id__in=played_rounds)
+        .filter(Exists(closed) | Exists(answered))
+        .values("question_id")
+    )
 
 
 def _label(label: str) -> str:

@@ -9,7 +9,7 @@ the caller passes the played questions' ids in (`played_ids`, lobby.question_rec
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -19,7 +19,7 @@ from quiz.exceptions import QuizError
 from quiz.forms import MAX_EDITOR_QUESTIONS
 from quiz.kinds import KINDS
 from quiz.models import CheckStatus, Provenance, Question, Round, RoundQuestion
-from quiz.search_index import MAX_SEARCH_CHARS, matching_ids, search_words
+from quiz.search_index import MAX_SEARCH_CHARS, search_words, words_match
 from quiz.services import round_create, round_language_default
 from quiz.validation import LANGUAGES
 from verifier.models import Verdict, VerdictOutcome
@@ -70,6 +70,15 @@ def _owned_ids(owner_key: str) -> QuerySet:
     return RoundQuestion.objects.filter(round__owner_key=owner_key).values("question_id")
 
 
+def _last_checked(outcomes: list[str]) -> QuerySet:
+    """The ids of the questions whose latest verdict has one of these outcomes: read from the verdicts (those of
+    the checked questions only), not by asking each question of the bank for its latest."""
+    newer = Verdict.objects.filter(question_id=OuterRef("question_id")).filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
+    )
+    return Verdict.objects.filter(outcome__in=outcomes).exclude(Exists(newer)).values("question_id")
+
+
 def bank_scope(*, owner_key: str) -> QuerySet[Question]:
     """Every question the owner may see in the bank: their rounds' and the sample packs'. An empty key owns
     nothing (a pack's rounds have no owner key)."""
@@ -100,7 +109,7 @@ def bank_search(*, owner_key: str, query: BankQuery, played_ids: QuerySet | None
             MAX_SEARCH_CHARS,
         ) % {"count": MAX_SEARCH_CHARS}
     if words:
-        questions = questions.filter(pk__in=matching_ids(words))
+        questions = questions.filter(words_match(words))
     if query.kind in KINDS:
         questions = questions.filter(kind=query.kind)
     if query.language in LANGUAGES:
@@ -113,9 +122,10 @@ def bank_search(*, owner_key: str, query: BankQuery, played_ids: QuerySet | None
             )
         questions = questions.filter(in_language)
     if query.check == VerdictOutcome.UNCHECKED:
-        questions = questions.filter(Q(last_check__isnull=True) | Q(last_check=VerdictOutcome.UNCHECKED))
+        checked = [outcome for outcome in CHECKS if outcome != VerdictOutcome.UNCHECKED]
+        questions = questions.exclude(pk__in=_last_checked(checked))
     elif query.check in CHECKS:
-        questions = questions.filter(last_check=query.check)
+        questions = questions.filter(pk__in=_last_checked([query.check]))
     if played_ids is not None and query.played == PLAYED:
         questions = questions.filter(pk__in=played_ids)
     elif played_ids is not None and query.played == NOT_PLAYED:
