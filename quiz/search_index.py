@@ -77,11 +77,7 @@ _SQLITE_TRIGGERS = {
 
 
 def search_index_install(db: BaseDatabaseWrapper) -> None:
-    """Make the database's word index if it is missing (idempotent). On SQLite the triggers go with the table they
-    are on: a migration that rebuilds quiz_question drops them, so this runs after every migrate too
-    (QuizConfig.ready) and rebuilds the index whenever a trigger had to be made again."""
-    if "quiz_question" not in db.introspection.table_names():
-        return  # migrated back to before the questions: nothing to index
+    """Make the database's word index (the migration that brings it runs this)."""
     with db.cursor() as cursor:
         if db.vendor == "postgresql":
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {_PG_INDEX} ON quiz_question USING gin ({_PG_VECTOR})")
@@ -90,15 +86,29 @@ def search_index_install(db: BaseDatabaseWrapper) -> None:
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS {_FTS} USING fts5(text, explanation, options, "
                 f"content='quiz_question', content_rowid='id', tokenize='unicode61 remove_diacritics 0')"
             )
-            cursor.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'quiz_question' AND name LIKE %s",
-                [f"{_FTS}_%"],
-            )
-            present = {name for (name,) in cursor.fetchall()}
-            if present != set(_SQLITE_TRIGGERS):
-                for sql in _SQLITE_TRIGGERS.values():
-                    cursor.execute(sql)
-                cursor.execute(f"INSERT INTO {_FTS}({_FTS}) VALUES ('rebuild')")
+    search_index_repair(db)
+
+
+def search_index_repair(db: BaseDatabaseWrapper) -> None:
+    """SQLite's triggers go with the table they are on, and Django rebuilds a table to alter it (a new table, the
+    rows copied, the old one dropped): a later migration of quiz_question loses them, and the index would stop
+    following the questions. So after every migrate (QuizConfig.ready), where the FTS5 table exists and a trigger
+    is missing, the triggers are made again and the index rebuilt. PostgreSQL alters in place: nothing to mend."""
+    if db.vendor != "sqlite":
+        return
+    tables = set(db.introspection.table_names())
+    if _FTS not in tables or "quiz_question" not in tables:
+        return  # not installed (or migrated back before it)
+    with db.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'quiz_question' AND name LIKE %s",
+            [f"{_FTS}_%"],
+        )
+        present = {name for (name,) in cursor.fetchall()}
+        if present != set(_SQLITE_TRIGGERS):
+            for sql in _SQLITE_TRIGGERS.values():
+                cursor.execute(sql)
+            cursor.execute(f"INSERT INTO {_FTS}({_FTS}) VALUES ('rebuild')")
 
 
 def search_index_drop(db: BaseDatabaseWrapper) -> None:
