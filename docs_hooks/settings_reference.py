@@ -43,6 +43,7 @@ OPTIONAL_PAGES = (
     ("For hosts", "hosts/scoring.md", "Scoring"),
     ("For hosts", "hosts/ai-rounds.md", "AI rounds (guide)"),
     ("For hosts", "hosts/importing.md", "Importing questions"),
+    ("For hosts", "hosts/question-bank.md", "The question bank"),
     ("For hosts", "hosts/live-show.md", "A live show"),
     ("For operators", "operators/many-machines.md", "Many machines"),
     ("For operators", "operators/big-rooms.md", "Big rooms"),

@@ -91,3 +91,81 @@ class HomeworkCreateForm(forms.Form):
         local = datetime.combine(self.cleaned_data["deadline_date"], self.cleaned_data["deadline_time"])
         offset = self.cleaned_data.get("tz_offset") or 0
         return (local + timedelta(minutes=offset)).replace(tzinfo=UTC)
+
+
+def _bank_language_choices() -> list[tuple[str, str]]:
+    from django.utils import translation
+
+    from quiz.validation import LANGUAGES
+
+    return [("", _("Any language"))] + [
+        (code, str(translation.get_language_info(code)["name_translated"])) for code in LANGUAGES
+    ]
+
+
+def _bank_kind_choices() -> list[tuple[str, str]]:
+    from quiz.kinds import kind_choices
+
+    return [("", _("Any kind"))] + [(name, str(label)) for name, label in kind_choices()]
+
+
+def _bank_check_choices() -> list[tuple[str, str]]:
+    from quiz.bank import CHECKS, check_words
+
+    return [("", _("However checked"))] + [(str(check), check_words(check)) for check in CHECKS]
+
+
+class BankSearchForm(forms.Form):
+    """The question bank's search (quiz.bank.BankQuery); every field may be left empty. A value that is not one
+    of the choices is an error the page shows, and the search runs without it."""
+
+    q = forms.CharField(label=_("Words"), required=False, strip=True, max_length=10_000)
+    kind = forms.ChoiceField(label=_("Kind"), required=False, choices=_bank_kind_choices)
+    language = forms.ChoiceField(label=_("Language"), required=False, choices=_bank_language_choices)
+    check = forms.ChoiceField(
+        label=_("Checked"),
+        required=False,
+        choices=_bank_check_choices,
+    )
+    played = forms.ChoiceField(
+        label=_("Played"),
+        required=False,
+        choices=[("", _("Played or not")), ("yes", _("Played")), ("no", _("Never played"))],
+    )
+    source = forms.ChoiceField(
+        label=_("From"),
+        required=False,
+        choices=[("", _("All questions")), ("mine", _("My rounds")), ("packs", _("Sample packs"))],
+    )
+
+    def query(self):
+        from quiz.bank import BankQuery
+
+        data = getattr(self, "cleaned_data", {})
+        # A field that failed validation is absent from cleaned_data: the search runs without it.
+        return BankQuery(**{field: data.get(name) or "" for field, name in _QUERY_FIELDS.items()})
+
+
+_QUERY_FIELDS = {
+    "words": "q",
+    "kind": "kind",
+    "language": "language",
+    "check": "check",
+    "played": "played",
+    "source": "source",
+}
+
+
+class BankRoundForm(forms.Form):
+    """The picked questions' ids (the `question` checkboxes) and the new round's title. Which ids may be picked is
+    the bank's to say (quiz.bank.bank_round_create): here only that they are ids."""
+
+    title = forms.CharField(label=_("Title of the new round"), max_length=200, required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        picked = self.data.getlist("question") if hasattr(self.data, "getlist") else []
+        if any(not value.isdigit() or len(value) > 18 for value in picked):
+            raise forms.ValidationError(_("The picked questions could not be read: search again and pick them."))
+        cleaned["question"] = [int(value) for value in picked]
+        return cleaned

@@ -1,7 +1,8 @@
 """Questions, rounds and packs, in two wings with a small core.
 
 The core: `models`, the one validation (`validation`), `services` and `selectors`, import/export (`importing`,
-`audit`), `packs`, the round pages (`views`, `forms`, `host_rounds`), `kinds` (each question kind) and
+`audit`), the question bank (`bank`, its word index `search_index`), `packs`, the round pages (`views`, `forms`,
+`host_rounds`), `kinds` (each question kind) and
 `kind_checks` (what the gate is asked of each kind, and a question's one verdict of its asks, for both wings),
 `check_labels` (the marks every page shows, which the models read too), `job_state` (what a generation job of
 any kind shares: heartbeat, staleness, broadcast, failing), `tasks` (the Celery entry; queued task names point

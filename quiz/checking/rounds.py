@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
@@ -130,6 +130,12 @@ def question_check_marks(*, question_ids: list[int]) -> dict[int, CheckMark]:
     for verdict in Verdict.objects.filter(question_id__in=question_ids).order_by("created_at", "id"):
         latest[verdict.question_id] = verdict
     return {question_id: _mark_of(verdict) for question_id, verdict in latest.items()}
+
+
+def question_check_history(*, question_id: int) -> list[tuple[datetime, CheckMark]]:
+    """Every verdict the gate gave the question, newest first, each with when it was given."""
+    verdicts = Verdict.objects.filter(question_id=question_id).order_by("-created_at", "-id")
+    return [(verdict.created_at, _mark_of(verdict)) for verdict in verdicts]
 
 
 def round_check_marks(*, round_: Round) -> list[CheckMark | None]:
