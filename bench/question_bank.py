@@ -7,8 +7,8 @@ The database is DATABASE_URL's (PostgreSQL: its text search through the GIN inde
 file in a temporary directory (FTS5). Either is migrated first; one owner's 10,000 questions (100 rounds of 100,
 words drawn from a vocabulary of 3,000 made-up words, "capital" in one question of ten, "zebracorn" in one) are
 added under a fresh owner key (other rows in the database stay as they are) and removed at the end. Each case is
-what the bank's page does (quiz.bank.bank_search with the game's played ids, the count and the first page of 50): the
-median wall time over --repeat runs, and its ratio to the unsearched listing's."""
+what the bank's page does (quiz.questions.bank.bank_search with the game's played ids, the count and the first
+page of 50): the median wall time over --repeat runs, and its ratio to the unsearched listing's."""
 
 import argparse
 import os
@@ -35,8 +35,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from lobby.question_record import played_question_ids  # noqa: E402
-from quiz.bank import BankQuery, bank_search  # noqa: E402
 from quiz.models import Provenance, Question, Round, RoundQuestion  # noqa: E402
+from quiz.questions.bank import BankQuery, bank_search  # noqa: E402
 
 PAGE = 50
 

@@ -10,7 +10,7 @@ showing.py), the events sent after commit (events.py), a broadcast's frames enco
 the consumer and its database threads and batches (consumers.py, game_db.py), the game clock (started once per
 process by the ASGI lifespan), the per-IP limits (ratelimit.py), the game's half of the review queue's admin
 (admin.py, through review's admin hooks), and a question's record in its owner's bank with the bank's pages
-(question_record.py, bank_views.py: quiz.bank searches, and the record reads the game and the review side).
+(question_record.py, bank_views.py: quiz.questions.bank searches, and the record reads the game and the review side).
 
 May import: review, quiz, verifier, core. Nothing imports lobby but config.
 """

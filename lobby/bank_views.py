@@ -1,4 +1,4 @@
-"""The question bank's pages (quiz.bank searches; lobby.question_record assembles a question's record): here
+"""The question bank's pages (quiz.questions.bank searches; lobby.question_record assembles a question's record): here
 because a question's record reads the game and the review side, which quiz may not import."""
 
 from django.contrib import messages
@@ -11,9 +11,9 @@ from django.views.decorators.http import require_GET, require_POST
 from core.owner_keys import session_owner_key
 from lobby.forms import BankRoundForm, BankSearchForm
 from lobby.question_record import played_question_ids, question_record
-from quiz.bank import MAX_PICKED, QuestionNotFound, bank_round_create, bank_search, check_words
 from quiz.exceptions import QuizError
 from quiz.kinds import kind_of
+from quiz.questions.bank import MAX_PICKED, QuestionNotFound, bank_round_create, bank_search, check_words
 
 PAGE_SIZE = 50
 

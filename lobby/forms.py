@@ -110,14 +110,14 @@ def _bank_kind_choices() -> list[tuple[str, str]]:
 
 
 def _bank_check_choices() -> list[tuple[str, str]]:
-    from quiz.bank import CHECKS, check_words
+    from quiz.questions.bank import CHECKS, check_words
 
     return [("", _("However checked"))] + [(str(check), check_words(check)) for check in CHECKS]
 
 
 class BankSearchForm(forms.Form):
-    """The question bank's search (quiz.bank.BankQuery); every field may be left empty. A value that is not one
-    of the choices is an error the page shows, and the search runs without it."""
+    """The question bank's search (quiz.questions.bank.BankQuery); every field may be left empty. A value that is
+    not one of the choices is an error the page shows, and the search runs without it."""
 
     q = forms.CharField(label=_("Words"), required=False, strip=True, max_length=10_000)
     kind = forms.ChoiceField(label=_("Kind"), required=False, choices=_bank_kind_choices)
@@ -139,7 +139,7 @@ class BankSearchForm(forms.Form):
     )
 
     def query(self):
-        from quiz.bank import BankQuery
+        from quiz.questions.bank import BankQuery
 
         data = getattr(self, "cleaned_data", {})
         # A field that failed validation is absent from cleaned_data: the search runs without it.
@@ -158,7 +158,7 @@ _QUERY_FIELDS = {
 
 class BankRoundForm(forms.Form):
     """The picked questions' ids (the `question` checkboxes) and the new round's title. Which ids may be picked is
-    the bank's to say (quiz.bank.bank_round_create): here only that they are ids."""
+    the bank's to say (quiz.questions.bank.bank_round_create): here only that they are ids."""
 
     title = forms.CharField(label=_("Title of the new round"), max_length=200, required=False)
 

@@ -15,10 +15,10 @@ from django.utils.translation import gettext as _
 from lobby import machine
 from lobby.machine import Phase
 from lobby.models import Answer, Report, Room
-from quiz.bank import bank_question_get, bank_question_rounds
 from quiz.checking.rounds import CheckMark, question_check_history
 from quiz.kinds import kind_of
 from quiz.models import Question, Round, RoundQuestion
+from quiz.questions.bank import bank_question_get, bank_question_rounds
 from review.models import Flag, FlagKind, Review, ReviewLabel
 
 # A room has closed its current question in these phases (lobby.machine.closed_questions says the same).
@@ -83,7 +83,7 @@ def _owner_rooms(owner_key: str) -> QuerySet[Room]:
 
 def played_question_ids(*, owner_key: str) -> QuerySet:
     """The ids of the questions the owner's games played: a room closed it, or someone answered it (homework has
-    no room-wide close). For the bank's played filter (quiz.bank.bank_search's `played_ids`)."""
+    no room-wide close). For the bank's played filter (quiz.questions.bank.bank_search's `played_ids`)."""
     rooms = _owner_rooms(owner_key).filter(round_id=OuterRef("round_id"))
     closed = rooms.filter(
         Q(question_index__gt=OuterRef("position")) | Q(question_index=OuterRef("position"), phase__in=_CLOSED_PHASES)
@@ -114,7 +114,7 @@ def _flag(kind: str) -> str:
 
 
 def question_record(*, owner_key: str, question_id: int) -> QuestionRecord:
-    """The question's record as its owner sees it; quiz.bank.QuestionNotFound when it is not theirs."""
+    """The question's record as its owner sees it; quiz.questions.bank.QuestionNotFound when it is not theirs."""
     question = bank_question_get(owner_key=owner_key, question_id=question_id)
     kind = kind_of(question)
     rooms = list(_owner_rooms(owner_key).filter(round__entries__question=question).distinct())

@@ -8,8 +8,8 @@ from django.utils import translation
 
 from lobby.models import Room
 from lobby.question_record import played_question_ids, question_record
-from quiz.bank import NOT_PLAYED, PLAYED, BankQuery, QuestionNotFound, bank_search
 from quiz.models import Question, Round
+from quiz.questions.bank import NOT_PLAYED, PLAYED, BankQuery, QuestionNotFound, bank_search
 from quiz.services import round_create_for_host
 from quiz.validation import QuestionData
 from review.models import Review, ReviewLabel

@@ -1,13 +1,13 @@
-"""The question bank's search, filters and round from picks (quiz/bank.py), on whichever database the run has:
+"""The question bank's search, filters and round from picks (quiz/questions/bank.py), on whichever database the run has:
 PostgreSQL's text search with DATABASE_URL set, SQLite's FTS5 without."""
 
 import pytest
 from django.db import connection
 
-from quiz.bank import MAX_PICKED, NOT_PLAYED, PLAYED, BankQuery, bank_round_create, bank_search
 from quiz.exceptions import QuizError
 from quiz.models import CheckStatus, Provenance, Question, RoundQuestion
-from quiz.search_index import MAX_SEARCH_CHARS, MAX_SEARCH_WORDS, search_words, words_match
+from quiz.questions.bank import MAX_PICKED, NOT_PLAYED, PLAYED, BankQuery, bank_round_create, bank_search
+from quiz.questions.search_index import MAX_SEARCH_CHARS, MAX_SEARCH_WORDS, search_words, words_match
 from quiz.services import round_create_for_host
 from quiz.validation import QuestionData
 from tests.factories import PackFactory, QuestionFactory, RoundFactory, VerdictFactory

@@ -1,6 +1,6 @@
 """The question bank: every question a host owns (the questions of their rounds) and the sample packs' questions,
-searched by words (quiz/search_index.py), filtered by kind, language, how the gate last checked it and whether it
-was played, and picked into a new round.
+searched by words (quiz/questions/search_index.py), filtered by kind, language, how the gate last checked it and
+whether it was played, and picked into a new round.
 
 Private to its owner: a question is found, shown or picked only through the owner key of one of its rounds (or
 because it is in a sample pack). Whether a question was played is the game's to know: quiz imports no lobby, so
@@ -19,7 +19,7 @@ from quiz.exceptions import QuizError
 from quiz.forms import MAX_EDITOR_QUESTIONS
 from quiz.kinds import KINDS
 from quiz.models import CheckStatus, Provenance, Question, Round, RoundQuestion
-from quiz.search_index import MAX_SEARCH_CHARS, search_words, words_match
+from quiz.questions.search_index import MAX_SEARCH_CHARS, search_words, words_match
 from quiz.services import round_create, round_language_default
 from quiz.validation import LANGUAGES
 from verifier.models import Verdict, VerdictOutcome
