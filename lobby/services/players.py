@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils.translation import gettext as _
 
-from lobby import events, machine
+from lobby import events
 from lobby.exceptions import (
     BadToken,
     GameError,
@@ -22,9 +22,10 @@ from lobby.exceptions import (
     RoomLocked,
     RoomNotFound,
 )
-from lobby.machine import Phase
 from lobby.models import Player, Room
-from lobby.nicknames import clean_nickname
+from lobby.rules import machine
+from lobby.rules.machine import Phase
+from lobby.rules.nicknames import clean_nickname
 from lobby.services.answers import close_where_everyone_answered
 from lobby.services.common import bump, closing_percent
 from lobby.services.rooms import normalize_code

@@ -14,8 +14,8 @@ from lobby.exceptions import (
     NotNow,
     RoomNotFound,
 )
-from lobby.machine import Phase
 from lobby.models import Room
+from lobby.rules.machine import Phase
 from lobby.services.common import bump
 from lobby.services.teams import teams_create, teams_settings_clean
 from lobby.tokens import cohost_key, host_token, read_cohost_key, read_host_token

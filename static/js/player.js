@@ -16,7 +16,7 @@ let state = null;
 // stores one answer per player and question, so a repeat is harmless), given up on only when its question is over.
 let pending = null;
 const reportedFor = new Set();
-const NICKNAME_MAX = 20; // lobby/nicknames.py; the input's maxlength only stops a pasted essay
+const NICKNAME_MAX = 20; // lobby/rules/nicknames.py; the input's maxlength only stops a pasted essay
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const visibleLength = (text) => [...graphemes.segment(text)].length;
 

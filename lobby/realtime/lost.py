@@ -5,8 +5,8 @@ few seconds, and a question near its end would have closed meanwhile, their answ
 the outage took, not them. So every process says, in its beat (core/processes.py), which rooms it holds player
 sockets of; the survivor that sees it die moves back the deadline of each of those rooms' open questions by the
 time the process was silent (at most ROOM_MAX_TIMER) plus LOST_PROCESS_GRACE_SECONDS (the time a page takes to
-come back), once, as the heal after a Redis outage gives a question back the outage's time (lobby/heal.py). A room
-event tells everyone the new deadline. A room between questions is left alone, and so is a question that reached
+come back), once, as the heal after a Redis outage gives a question back the outage's time (lobby/realtime/heal.py). A
+room event tells everyone the new deadline. A room between questions is left alone, and so is a question that reached
 its deadline before the death was seen (within a beat, 1 s, on the same host): the clock has closed it.
 """
 
@@ -19,9 +19,10 @@ from django.db import transaction
 from django.db.models import F
 
 from core import processes
-from lobby import events, heal
-from lobby.machine import Phase
+from lobby import events
 from lobby.models import Room
+from lobby.realtime import heal
+from lobby.rules.machine import Phase
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-from lobby.selectors import Picture, Standings
+from lobby.reads.selectors import Picture, Standings
 
 # Rooms whose newest picture a process keeps (least recently used go first); a picture of 2,000 is ~200 KiB.
 KEEP_ROOMS = 500

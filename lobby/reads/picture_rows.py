@@ -1,11 +1,11 @@
-"""The rows of a room's picture (lobby/selectors.py `room_picture`), read from a cursor (lobby/rows.py): the
+"""The rows of a room's picture (lobby/reads/selectors.py `room_picture`), read from a cursor (lobby/reads/rows.py): the
 picture is read on every event of every room, and through the ORM building and compiling its four queries was
 most of its CPU (bench/game_path.py; a reveal of 20: 6.06 -> 1.29 ms). Rows as tuples, not model objects."""
 
 from django.db import connection
 
 from lobby.models import Answer, Player, Room, VoidedQuestion
-from lobby.rows import aware, fetch
+from lobby.reads.rows import aware, fetch
 from quiz.models import Round
 
 _ROOM_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lobby.machine import rank
+from lobby.rules.machine import rank
 
 
 class TeamsMode(StrEnum):
@@ -22,7 +22,7 @@ MIN_TEAMS = 2
 MAX_TEAMS = 8
 TEAM_NAME_MAX = 30
 MAX_TEAM_TALK = 30
-# An auto team's colour, by its order; each has a translated name (lobby/team_board.py) and a colour on screen.
+# An auto team's colour, by its order; each has a translated name (lobby/reads/team_board.py) and a colour on screen.
 COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "teal")
 
 

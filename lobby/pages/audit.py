@@ -5,8 +5,8 @@ was played and how it went."""
 
 from typing import Any
 
-from lobby import machine
 from lobby.models import Answer, Report, Room, VoidedQuestion
+from lobby.rules import machine
 from quiz.audit import round_audit
 from quiz.kinds import kind_of
 from quiz.validation import OPTION_LETTERS

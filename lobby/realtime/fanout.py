@@ -4,12 +4,12 @@ Every socket of a room used to add its own channel to the room's group, so an ev
 the channel layer once per socket: 2,000 Redis messages (and 2,000 receives, decodes and picture look-ups) in a
 process holding 2,000 players, 20 each for 50 rooms of 20. Now the first socket of a room in a process opens one
 channel of the process's own and adds it to the room's group; one task reads each room event from it once, finds
-the room's picture once (lobby/standings.py) and hands event and picture to every local socket of the room,
+the room's picture once (lobby/reads/standings.py) and hands event and picture to every local socket of the room,
 which applies its own rules (`RoomConsumer.room_event`: nothing before its first full picture, nothing older
 than the seq it holds, its own `you` part). The last socket to leave discards the channel and stops the task.
 
 Only the room group goes through here. The host group and everything per connection stay on each consumer's own
-channel. The heal after a channel-layer outage (lobby/heal.py) still delivers to each socket directly.
+channel. The heal after a channel-layer outage (lobby/realtime/heal.py) still delivers to each socket directly.
 """
 
 import asyncio
@@ -23,9 +23,10 @@ from django.utils import translation
 from core import metrics
 from core.cancellation import stop_if_cancelled
 from core.i18n import language_from_scope
-from lobby import events, standings
-from lobby.game_db import db
-from lobby.selectors import room_picture
+from lobby import events
+from lobby.reads import standings
+from lobby.reads.selectors import room_picture
+from lobby.realtime.game_db import db
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from lobby import machine
 from lobby.exceptions import (
     AlreadyAnswered,
     AnswerRefused,
@@ -33,12 +32,13 @@ from lobby.exceptions import (
     RoomNotFound,
     TooLate,
 )
-from lobby.machine import Phase
 from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
-from lobby.nicknames import clean_nickname
+from lobby.rules import machine
+from lobby.rules.machine import Phase
+from lobby.rules.nicknames import clean_nickname
+from lobby.rules.showing import shown_order
 from lobby.services.answers import answer_given
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
-from lobby.showing import shown_order
 from lobby.tokens import player_token, read_player_token
 from quiz.kinds import BadAnswer, kind_of
 from quiz.selectors import round_question_facts

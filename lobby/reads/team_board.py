@@ -1,5 +1,5 @@
 """The team board read from the stored answers: the live board in a room's picture, the results page and the
-per-team CSV all come from here, so they agree with each other and with Answer.points (lobby/teams.py scores)."""
+per-team CSV all come from here, so they agree with each other and with Answer.points (lobby/rules/teams.py scores)."""
 
 import io
 from dataclasses import dataclass
@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_lazy as _
 
 from core.spreadsheet import csv_writer
-from lobby import machine, teams
 from lobby.models import Answer, Player, Room, Team, VoidedQuestion
+from lobby.rules import machine, teams
 
-# An auto team's name, by its colour (lobby.teams.COLOURS), in the reader's language.
+# An auto team's name, by its colour (lobby.rules.teams.COLOURS), in the reader's language.
 COLOUR_NAMES = {
     "red": _("Red team"),
     "blue": _("Blue team"),

@@ -3,7 +3,7 @@ every player, so it is serialised once and each player's frame is that text plus
 
 `player_text(common, you)` is exactly `json.dumps({**common, "you": you})`, at the cost of encoding `you`: the
 common text, without its closing brace, is kept for the broadcast it came with — (room code, seq, sent_at), which
-the sender stamps on every broadcast and heal (lobby/events.py, lobby/heal.py) — in a small per-process table.
+the sender stamps on every broadcast and heal (lobby/events.py, lobby/realtime/heal.py) — in a small per-process table.
 A frame without `sent_at` (a reader's own snapshot) is encoded whole, as before. No Django: plain JSON."""
 
 import json

@@ -14,16 +14,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.lan import shareable_url
 from core.owner_keys import session_owner_key
-from lobby import ratelimit, services, team_board
-from lobby import results as results_selectors
-from lobby.audit import room_audit
+from lobby import services
 from lobby.exceptions import BadToken, GameError, RoomNotFound
-from lobby.forms import JoinForm, RoomCreateForm
-from lobby.host_view import players_page
-from lobby.machine import Phase
 from lobby.models import Room
-from lobby.selectors import results_csv
-from lobby.teams import MAX_TEAM_TALK, TeamsMode
+from lobby.pages import results as results_selectors
+from lobby.pages.audit import room_audit
+from lobby.pages.forms import JoinForm, RoomCreateForm
+from lobby.reads import team_board
+from lobby.reads.host_view import players_page
+from lobby.reads.selectors import results_csv
+from lobby.realtime import ratelimit
+from lobby.rules.machine import Phase
+from lobby.rules.teams import MAX_TEAM_TALK, TeamsMode
 from lobby.tokens import HOST_TOKENS
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
@@ -312,7 +314,7 @@ def past_games(request: HttpRequest) -> HttpResponse:
 @require_GET
 @_host_only()
 def audit(request: HttpRequest, room: Room) -> HttpResponse:
-    """Everything needed to see why each question of this game was played (lobby/audit.py), for its host."""
+    """Everything needed to see why each question of this game was played (lobby/pages/audit.py), for its host."""
     content = json.dumps(room_audit(room), ensure_ascii=False, indent=2) + "\n"
     response = HttpResponse(content, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="quizgate-{room.code}-audit.json"'

@@ -6,9 +6,10 @@ from concurrent.futures import ThreadPoolExecutor
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from lobby import ratelimit, services
-from lobby.batching import GroupCommit
+from lobby import services
 from lobby.exceptions import RoomNotFound
+from lobby.realtime import ratelimit
+from lobby.realtime.batching import GroupCommit
 
 _db_threads = ThreadPoolExecutor(max_workers=settings.DB_THREADS, thread_name_prefix="quizgate-db")
 

@@ -1,6 +1,6 @@
 """A finished (or running) game as its host reads it afterwards: the standings, and per question how the room
 answered it (share correct, the distribution, the median answer time), what flagged it and what players
-reported. Also the host's past games. Reads only; the page (lobby/views.py) renders what these return.
+reported. Also the host's past games. Reads only; the page (lobby/pages/views.py) renders what these return.
 
 Questions and answers are in the round's order and option indexes, as the results CSV has them."""
 
@@ -12,9 +12,9 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 
-from lobby import machine
-from lobby.machine import Phase
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
+from lobby.rules import machine
+from lobby.rules.machine import Phase
 from lobby.tokens import read_host_token
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_list

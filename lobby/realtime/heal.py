@@ -34,10 +34,11 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from core.cancellation import stop_if_cancelled
-from lobby import events, standings
-from lobby.machine import Phase
+from lobby import events
 from lobby.models import Room
-from lobby.selectors import Picture, room_picture
+from lobby.reads import standings
+from lobby.reads.selectors import Picture, room_picture
+from lobby.rules.machine import Phase
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 reader and of a size that does not grow with the room (phase, question, counts, the top places), and the
 standings (every player's score and rank, and at a reveal every player's result). A player's frame is the
 common part and their own line of the standings (`player_frame`); the host's is the common part and the lines
-its screen draws (lobby/host_view.py `host_frame`, what `room_snapshot` returns), bounded too. Before the
+its screen draws (lobby/reads/host_view.py `host_frame`, what `room_snapshot` returns), bounded too. Before the
 reveal neither holds anything that says which option is correct.
 
 Answers are stored with the round's option index; what a room's screens get (options, the marked one, the
@@ -15,12 +15,13 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
-from lobby import machine, picture_rows, team_board, teams
-from lobby.host_view import host_frame
-from lobby.machine import Phase
 from lobby.models import Answer, Player, Room
-from lobby.showing import shown_order
-from lobby.teams import TeamsMode
+from lobby.reads import picture_rows, team_board
+from lobby.reads.host_view import host_frame
+from lobby.rules import machine, teams
+from lobby.rules.machine import Phase
+from lobby.rules.showing import shown_order
+from lobby.rules.teams import TeamsMode
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
@@ -64,7 +65,7 @@ class Picture:
 
 
 def room_snapshot(*, room_id: int) -> dict:
-    """The host's frame of the room's picture now (lobby/host_view.py)."""
+    """The host's frame of the room's picture now (lobby/reads/host_view.py)."""
     picture = room_picture(room_id=room_id)
     return host_frame(picture.snapshot, picture.standings)
 
@@ -72,7 +73,7 @@ def room_snapshot(*, room_id: int) -> dict:
 def player_frame(common: dict, standings: Standings, *, player_id: int, answered: dict[int, int]) -> dict | None:
     """A player's frame: the common part and their own line (`you`, with their own time: who else has extra
     time is the host's to know); None if they are no longer in the room. Its size does not depend on how many
-    play. (The sockets send it as text: `lobby.frames.player_text(common, player_you(...))`.)"""
+    play. (The sockets send it as text: `lobby.realtime.frames.player_text(common, player_you(...))`.)"""
     you = player_you(common, standings, player_id=player_id, answered=answered)
     return None if you is None else {**common, "you": you}
 
@@ -104,7 +105,7 @@ def player_you(common: dict, standings: Standings, *, player_id: int, answered: 
 
 def room_picture(*, room_id: int) -> Picture:
     """The picture, built once per broadcast in the sending process and once per change in each other process
-    (lobby/standings.py): three or four queries read from a cursor, rows as tuples. Its CPU time holds the GIL
+    (lobby/reads/standings.py): three or four queries read from a cursor, rows as tuples. Its CPU time holds the GIL
     while the server's event loop waits to fan out (bench/game_path.py). Ranks: one sort, O(N log N)."""
     room = picture_rows.room_row(room_id)
     players = picture_rows.player_rows(room_id)
@@ -236,7 +237,7 @@ def room_picture(*, room_id: int) -> Picture:
 
 def _team_board(room: dict, players: list[tuple], voided: list[int]) -> tuple[list[dict], dict[int, tuple[int, int]]]:
     """The teams of the room's picture (at most 8, so the common part stays small: name, colour, size, score,
-    rank) and each player's team and place within it, from the stored answers (lobby/team_board.py)."""
+    rank) and each player's team and place within it, from the stored answers (lobby/reads/team_board.py)."""
     members: dict[int, list[int]] = {}
     scores: dict[int, int] = {}
     for player_id, _, score, _, _, team_id in players:
@@ -318,7 +319,7 @@ def results_csv(*, room: Room) -> str:
         # A poll has no right answer: its column says it is a poll, its cells name the vote alone.
         said = f"correct {kind_of(question).answer_text(question)}" if kind_of(question).scored else "poll"
         header.append(f"Q{number}: {question.text} [{said}]")
-    # A game with teams says each player's team (the team CSV, lobby/team_board.py, has the teams' scores).
+    # A game with teams says each player's team (the team CSV, lobby/reads/team_board.py, has the teams' scores).
     teams = (
         {team.pk: team_board.team_name(team.name, team.order) for team in room.teams.all()}
         if room.teams_mode != TeamsMode.OFF

@@ -35,8 +35,8 @@ from django.db import transaction
 
 from core import processes
 from core.cancellation import stop_if_cancelled
-from lobby.machine import Phase
 from lobby.models import Room
+from lobby.rules.machine import Phase
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class Rebalancer:
         while True:
             try:
                 await self.tick(client, prefix, interval)
-            except Exception:  # Redis away (lobby/heal.py sees to the rooms): try again next time
+            except Exception:  # Redis away (lobby/realtime/heal.py sees to the rooms): try again next time
                 stop_if_cancelled()
                 logger.debug("socket rebalance skipped a turn", exc_info=True)
             await asyncio.sleep(interval)

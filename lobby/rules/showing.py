@@ -1,6 +1,6 @@
 """How a room shows one question of its round: the order of its options (or items), by its kind."""
 
-from lobby import machine
+from lobby.rules import machine
 from quiz.kinds import kind_of
 from quiz.selectors import QuestionFacts
 

@@ -16,8 +16,8 @@ import json
 
 from django.core.paginator import Page, Paginator
 
-from lobby import machine
 from lobby.models import Player
+from lobby.rules import machine
 from quiz.selectors import round_check_label
 
 HOST_TOP = 10  # the final board's places (the leaderboard draws 5)
@@ -46,7 +46,7 @@ def listed_players(standings) -> list[int]:
 
 
 def host_frame(common: dict, standings) -> dict:
-    """The host's frame of a picture's common part and its standings (lobby.selectors.Standings): bounded in
+    """The host's frame of a picture's common part and its standings (lobby.reads.selectors.Standings): bounded in
     size whatever the room's size (see the module's docstring)."""
     frame = dict(common)
     teams = "teams" in frame

@@ -15,13 +15,16 @@ from django.utils.translation import gettext as _
 from core import metrics
 from core.i18n import language_from_scope
 from core.text import safe_payload
-from lobby import events, fanout, frames, game_db, heal, ratelimit, rebalance, review, services, standings
+from lobby import events, services
 from lobby.exceptions import GameError, PlayerRemoved, whole_field
-from lobby.game_db import db
-from lobby.idle import JoinDeadline
-from lobby.machine import Action
-from lobby.selectors import host_frame, player_view, player_you, room_picture, room_seq
-from lobby.socket_guard import GuardedSocket
+from lobby.reads import standings
+from lobby.reads.selectors import host_frame, player_view, player_you, room_picture, room_seq
+from lobby.realtime import fanout, frames, game_db, heal, ratelimit, rebalance
+from lobby.realtime.game_db import db
+from lobby.realtime.idle import JoinDeadline
+from lobby.realtime.socket_guard import GuardedSocket
+from lobby.rules.machine import Action
+from lobby.services import review
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
@@ -302,7 +305,8 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def _enter(self, *, room_id: int, role: str, player_id: int | None, fresh: bool = False) -> None:
         if self.room_id is None:
-            await fanout.join(self)  # the room's events come from the process's one subscription (lobby/fanout.py)
+            # The room's events come from the process's one subscription (lobby/realtime/fanout.py)
+            await fanout.join(self)
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
             self.budget.as_host()
@@ -325,7 +329,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def room_state(self, event):
         """A room event on this consumer's own channel: the host group's (a coalesced lobby change for the host
-        screens alone). The room group's events reach it from its process's one subscription (lobby/fanout.py).
+        screens alone). The room group's events reach it from its process's one subscription (lobby/realtime/fanout.py).
         A room event carries the common part only; this reader's part comes from the process's standings."""
         common = event["state"]
         if not self.wants(common):
@@ -358,7 +362,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def deliver(self, common: dict, picture) -> None:
         """Send this reader's frame of `picture` (the host's, or this player's own), unless it holds a newer one.
-        Also the heal's way in after a channel-layer outage (lobby/heal.py)."""
+        Also the heal's way in after a channel-layer outage (lobby/realtime/heal.py)."""
         if common["seq"] < self.seq:
             return
         self.seq = common["seq"]

@@ -1,4 +1,4 @@
-"""Homework's pages and its players' JSON endpoints (the rules are lobby/services/homework.py). Every POST
+"""Homework's pages and its players' JSON endpoints (the rules are lobby/homework/services.py). Every POST
 carries the CSRF token (the page's script sends it as X-CSRFToken from the csrftoken cookie)."""
 
 import json
@@ -14,12 +14,20 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.lan import shareable_url
 from core.owner_keys import session_owner_key
 from core.text import safe_payload
-from lobby import ratelimit
 from lobby.exceptions import BadToken, GameError, RoomNotFound
-from lobby.forms import HomeworkCreateForm
+from lobby.homework import services as homework
 from lobby.models import Assignment, Room
-from lobby.services import homework
-from lobby.views import _host_only, _keep_host_token, _room_guess, _selected_source, _source_choices, _too_many, qr_svg
+from lobby.pages.forms import HomeworkCreateForm
+from lobby.pages.views import (
+    _host_only,
+    _keep_host_token,
+    _room_guess,
+    _selected_source,
+    _source_choices,
+    _too_many,
+    qr_svg,
+)
+from lobby.realtime import ratelimit
 from quiz.exceptions import QuizError
 from quiz.models import Pack, Round
 from quiz.services import round_create_from_pack
