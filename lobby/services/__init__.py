@@ -8,6 +8,8 @@
 - `reports.py`: players' reports of a question;
 - `teams.py`: a room's teams, where a joining player goes, a player's switch of team in the lobby;
 - `words.py`: words the host hides from the big screen (an open question's cloud);
+- `review.py`: what the game tells the review queue (reports, the crowd's disagreement), and voiding a question;
+- `retention.py`: what players leave behind, deleted RETENTION_DAYS after the game's last activity;
 - `common.py`: what several of them share (the lobby-sized bump, the room's closing time).
 
 The names are re-exported here, so callers write `from lobby import services` and `services.game_act(...)`.
