@@ -1,4 +1,6 @@
-"""The room's WebSocket: parse a frame, call one service, answer with a frame. Rules live in services."""
+"""The room's WebSocket: the connection's life (who it is, its room's frames, its limits, a database outage's
+pause). A client's message is parsed, looked up in the table of messages (lobby/realtime/messages.py), checked
+and done there; rules live in services."""
 
 import asyncio
 import json
@@ -14,23 +16,20 @@ from django.utils.translation import gettext as _
 
 from core import metrics
 from core.i18n import language_from_scope
-from core.text import safe_payload
 from lobby import events, services
-from lobby.exceptions import GameError, PlayerRemoved, whole_field
+from lobby.exceptions import GameError, PlayerRemoved
 from lobby.reads import standings
 from lobby.reads.selectors import host_frame, player_view, player_you, room_picture, room_seq
 from lobby.realtime import fanout, frames, game_db, heal, ratelimit, rebalance
 from lobby.realtime.game_db import db
 from lobby.realtime.idle import JoinDeadline
+from lobby.realtime.messages import Entry, FrameRefused, read_frame
 from lobby.realtime.socket_guard import GuardedSocket
-from lobby.rules.machine import Action
-from lobby.services import review
 from lobby.tokens import read_host_token
 
 logger = logging.getLogger(__name__)
 
 DB_RETRY_INTERVAL = 0.3
-HOST_ACTIONS = {"start": Action.START, "next": Action.NEXT, "close": Action.CLOSE}
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
 
@@ -95,29 +94,17 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             return await self.close(code=FLOOD_CLOSE_CODE)
         if verdict is ratelimit.Verdict.DROP:
             return await self.send_error("rate_limited", _("Too many messages: slow down. That one was ignored."))
-        if bytes_data is not None or text_data is None:
-            return await self.send_error("bad_message", _("Send JSON text frames."))
-        # surrogatepass: a lone surrogate must be measured, not crash the size check.
-        if len(text_data.encode("utf-8", "surrogatepass")) > settings.WS_MAX_MESSAGE_BYTES:
-            return await self.send_error("too_large", _("That message is too large."))
         try:
-            message = json.loads(text_data)
-        except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested thousands deep
-            return await self.send_error("bad_message", _("That message is not valid JSON."))
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            return await self.send_error("bad_message", _("A message needs a type."))
-        # Every text in it made storable here, once, whatever handler reads it (core/text.py).
-        message = safe_payload(message)
-        handler = getattr(self, f"on_{message['type']}", None) if message["type"].isidentifier() else None
-        if handler is None:
-            return await self.send_error("unknown_type", _("Unknown message type."))
+            message, entry = read_frame(text_data, bytes_data)
+        except FrameRefused as refused:
+            return await self.send_error(refused.code, str(refused))
         self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
         while True:
             try:
-                await handler(message)
+                await self._perform(entry, message)
             except GameError as error:
                 await self.send_error(error.code, str(error))
                 if isinstance(error, PlayerRemoved):
@@ -138,26 +125,24 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
                 await self.send_json({"type": "resumed"})
             return
 
-    async def on_join(self, message):
-        if self.role is not None:
-            return await self.send_error("not_now", _("You are already in this game."))
-        joined = await game_db.join(
-            ip=self.client_ip,
-            code=self.code,
-            nickname=message.get("nickname"),
-            asks_more_time=message.get("more_time") is True,
-            team=message.get("team"),
-            previous=message.get("previous"),  # the token this phone last held in the room: blocked or not
-        )
+    async def _perform(self, entry: Entry, message: dict) -> None:
+        """Checked, then done (lobby/realtime/messages.py): the role and the fields first, then its service on the
+        database thread, or this socket's own method for a message that changes the connection."""
+        arguments = entry.check(self.role, message)
+        if entry.consumer is not None:
+            return await getattr(self, f"on_{entry.consumer}")(message, **arguments)
+        mine = {"room_id": self.room_id, "player_id": self.player_id}
+        result = await db(entry.service)(**arguments, **{name: mine[name] for name in entry.socket})
+        if entry.reply is not None:
+            await self.send_json(entry.reply(message, result))
+
+    # -- the messages that change the connection ------------------------------------------------------------
+
+    async def on_join(self, message, **join):
+        joined = await game_db.join(ip=self.client_ip, code=self.code, **join)
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
-        await self.send_json(
-            {
-                "type": "joined",
-                "token": joined.token,
-                "player": {"id": joined.player.pk, "nickname": joined.player.nickname},
-            }
-        )
+        await self._send_joined(joined.token, joined.player)
         # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
         # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
         picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
@@ -167,145 +152,48 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             return await self._send_snapshot()
         await self.deliver(picture.snapshot, picture)
 
-    async def on_resume(self, message):
-        player = await db(services.player_resume)(token=message.get("token"), code=self.code)
+    async def on_resume(self, message, *, token):
+        player = await db(services.player_resume)(token=token, code=self.code)
         await self._enter(room_id=player.room_id, role="player", player_id=player.pk)
-        await self.send_json(
-            {"type": "joined", "token": message["token"], "player": {"id": player.pk, "nickname": player.nickname}}
-        )
+        await self._send_joined(token, player)
         await self._send_snapshot()
 
-    async def on_host(self, message):
-        room = await db(services.host_resume)(token=message.get("token"), code=self.code)
-        self.cohost_generation = read_host_token(message["token"]).cohost_generation
+    async def on_host(self, message, *, token):
+        room = await db(services.host_resume)(token=token, code=self.code)
+        self.cohost_generation = read_host_token(token).cohost_generation
         await self._enter(room_id=room.pk, role="host", player_id=None)
         await self.send_json({"type": "hosting", "code": room.code})
         await self._send_snapshot()
 
-    async def on_answer(self, message):
-        self._require("player")
+    async def on_answer(self, message, *, question_index, given):
         arrived = time.monotonic()
         ack = await game_db.answers.submit(
             services.AnswerIn(
-                player_id=self.player_id,
-                question_index=message.get("question"),
-                received_at=self.received_at,
-                given=services.answer_given(message),
+                player_id=self.player_id, question_index=question_index, received_at=self.received_at, given=given
             )
         )
         self.answered[ack.question_index] = ack.option
         await self.send_json({"type": "answered", "question": ack.question_index, "option": ack.option})
         metrics.answer_acked(time.monotonic() - arrived)
 
-    async def on_report(self, message):
-        self._require("player")
-        await db(services.report_create)(
-            player_id=self.player_id, question_index=message.get("question"), text=message.get("text")
-        )
-        await self.send_json({"type": "reported", "question": message.get("question")})
-
-    async def on_start(self, message):
-        await self._host_action(message)
-
-    async def on_next(self, message):
-        await self._host_action(message)
-
-    async def on_close(self, message):
-        await self._host_action(message)
-
-    async def on_remove(self, message):
-        self._require("host")
-        player_id = whole_field(message, "player", _("Say which player to remove."))
-        await db(services.player_remove)(room_id=self.room_id, player_id=player_id, block=message.get("block") is True)
-
-    async def on_hide_word(self, message):
-        """The host hides a word of the current open question's cloud: {"word": "..."}; in no later frame."""
-        self._require("host")
-        await db(services.word_hide)(room_id=self.room_id, word=message.get("word"))
-
-    async def on_void(self, message):
-        """The host takes a played question out of this room's scores (points removed, leaderboard recomputed)."""
-        self._require("host")
-        index = whole_field(message, "index", _("Say which question to void."))
-        await db(review.question_void)(room_id=self.room_id, question_index=index, by_host=True)
-
-    async def on_lock(self, message):
-        self._require("host")
-        locked = message.get("locked")
-        if not isinstance(locked, bool):  # bool("false") is True: only a real boolean locks or unlocks
-            return await self.send_error("bad_message", _("Say locked: true or false."))
-        await db(services.room_set_locked)(room_id=self.room_id, locked=locked)
-
-    async def on_extra_time(self, message):
-        """The host gives a player extra time: {"player": id, "percent": 100 | 150 | 200}."""
-        self._require("host")
-        player_id = whole_field(message, "player", _("Say which player gets extra time."))
-        await db(services.player_time_set)(
-            room_id=self.room_id, player_id=player_id, time_percent=message.get("percent")
-        )
-
-    async def on_decline_time(self, message):
-        """The host declines a player's "I need more time": {"player": id}."""
-        self._require("host")
-        player_id = whole_field(message, "player", _("Say whose request to decline."))
-        await db(services.player_time_request_decline)(room_id=self.room_id, player_id=player_id)
-
-    async def on_speed_bonus(self, message):
-        """{"no_speed_bonus": true | false}, in the lobby."""
-        self._require("host")
-        value = message.get("no_speed_bonus")
-        if not isinstance(value, bool):
-            return await self.send_error("bad_message", _("Say no_speed_bonus: true or false."))
-        await db(services.room_set_no_speed_bonus)(room_id=self.room_id, no_speed_bonus=value)
-
-    async def on_reading(self, message):
-        """{"seconds": 0-10}, in the lobby: the moment to read before each question's options appear."""
-        self._require("host")
-        seconds = whole_field(message, "seconds", _("Say seconds: a whole number from 0 to 10."))
-        await db(services.room_set_reading_seconds)(room_id=self.room_id, reading_seconds=seconds)
-
-    async def on_team_talk(self, message):
-        """{"seconds": 0-30}, in the lobby of a room with teams: team talk before each question's clock starts."""
-        self._require("host")
-        seconds = whole_field(message, "seconds", _("Say seconds: a whole number from 0 to 30."))
-        await db(services.room_set_team_talk_seconds)(room_id=self.room_id, team_talk_seconds=seconds)
-
-    async def on_team(self, message):
-        """A player of a room with named teams moves to another of its teams: {"team": id}, in the lobby."""
-        self._require("player")
-        team_id = whole_field(message, "team", _("Say which team: its number."))
-        await db(services.player_team_set)(room_id=self.room_id, player_id=self.player_id, team_id=team_id)
-
-    async def on_sync(self, message):
+    async def on_sync(self, message, *, seq):
         """A client that may have missed an event (a full channel, a restarted Redis) asks now and then;
         it gets a fresh snapshot only if the room has moved on since the one it holds."""
-        if self.room_id is None:
-            return await self.send_error("not_now", _("Join the game first."))
-        seq = await db(room_seq)(room_id=self.room_id)
-        if not isinstance(message.get("seq"), int) or message["seq"] < seq:
+        current = await db(room_seq)(room_id=self.room_id)
+        if not isinstance(seq, int) or seq < current:
             await self._send_snapshot()
 
     async def on_ping(self, message):
         await self.send_json({"type": "pong"})
 
-    async def _host_action(self, message):
-        self._require("host")
-        expected_phase = message.get("phase") if isinstance(message.get("phase"), str) else None
-        expected_index = message.get("index") if isinstance(message.get("index"), int) else None
-        await db(services.game_act)(
-            room_id=self.room_id,
-            action=HOST_ACTIONS[message["type"]],
-            expected_phase=expected_phase,
-            expected_index=expected_index if expected_phase is not None else None,
+    async def _send_joined(self, token, player):
+        await self.send_json(
+            {"type": "joined", "token": token, "player": {"id": player.pk, "nickname": player.nickname}}
         )
-
-    def _require(self, role: str) -> None:
-        if self.role != role:
-            raise GameError(_("Only the host can do that.") if role == "host" else _("Join the game first."))
 
     async def _enter(self, *, room_id: int, role: str, player_id: int | None, fresh: bool = False) -> None:
         if self.room_id is None:
-            # The room's events come from the process's one subscription (lobby/realtime/fanout.py)
+            # The room's events come from the process's one subscription (lobby/realtime/fanout.py).
             await fanout.join(self)
         if role == "host" and self.role != "host":
             await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
@@ -380,11 +268,7 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def room_answers(self, event):
         if self.role == "host":
             await self.send_json(
-                {
-                    "type": "answers",
-                    "question_index": event["question_index"],
-                    "answered_count": event["answered_count"],
-                }
+                {"type": "answers", **{key: event[key] for key in ("question_index", "answered_count")}}
             )
 
     async def room_cohost_replaced(self, event):
