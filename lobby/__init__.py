@@ -18,7 +18,7 @@ In wings, each package's docstring saying what is inside:
 
 At the top: what Django expects (models, admin with the game's half of the review queue's admin through review's
 admin hooks, apps, urls, tasks, migrations, management), the events sent after commit (`events.py`), the game's
-errors (`exceptions.py`) and its signed tokens (`tokens.py`).
+errors (`exceptions.py`), its signed tokens (`tokens.py`) and the ways to play, one entry each (`ways.py`).
 
 May import: review, quiz, verifier, core. Nothing imports lobby but config.
 """

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from lobby import ways
 from lobby.exceptions import (
     AlreadyAnswered,
     AnswerRefused,
@@ -300,7 +301,7 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
                 correct=judged.right,
                 elapsed_ms=elapsed_ms,
                 window_ms=window_ms,
-                speed_bonus=not room.no_speed_bonus,
+                speed_bonus=ways.speed_bonus(room),
                 credit=judged.credit,
             )
         else:

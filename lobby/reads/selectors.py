@@ -15,6 +15,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
+from lobby import ways
 from lobby.models import Answer, Player, Room
 from lobby.reads import picture_rows, team_board
 from lobby.reads.host_view import host_frame
@@ -129,8 +130,6 @@ def room_picture(*, room_id: int) -> Picture:
         "question_index": index,
         "timer_seconds": room["timer_seconds"],
         "locked": room["locked"],
-        "no_speed_bonus": room["no_speed_bonus"],
-        "reading_seconds": room["reading_seconds"],
         "player_count": len(players),
         "top": [
             {"id": player_id, "nickname": nickname, "score": score, "rank": rank}
@@ -140,23 +139,11 @@ def room_picture(*, room_id: int) -> Picture:
         "voided": picture_rows.voided_indexes(room_id),
     }
     voided = snapshot["voided"]
+    # What each way to play adds to every reader's picture (its entry in lobby/ways.py).
+    snapshot.update(ways.picture(room))
     team_places: dict[int, tuple[int, int]] = {}
     if room["teams_mode"] != TeamsMode.OFF:
-        snapshot["teams_mode"] = room["teams_mode"]
-        snapshot["team_talk_seconds"] = room["team_talk_seconds"]
         snapshot["teams"], team_places = _team_board(room, players, voided)
-    if room["written_live"]:
-        # A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits
-        # for the next one; `end_note`, why the game ended early ("short", "timeout").
-        # `planned_count`, how many the round will have while it is written (what "Question 1 of 6" counts).
-        writing = room["round__writing"]
-        planned = max(room["round__expected_count"] or 0, room["question_count"]) if writing else room["question_count"]
-        snapshot.update(
-            writing=writing,
-            waiting=room["waiting_since"] is not None,
-            end_note=room["end_note"],
-            planned_count=planned,
-        )
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)

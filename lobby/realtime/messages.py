@@ -19,7 +19,7 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.text import safe_payload
-from lobby import services
+from lobby import services, ways
 from lobby.exceptions import BadMessage, GameError, NotNow, whole_field
 from lobby.rules.machine import Action
 from lobby.services import review
@@ -86,6 +86,17 @@ class Given:
 
     def read(self, message: dict):
         return message.get(self.key)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The value as its way to play checks it (lobby/ways.py), refused in that way's words."""
+
+    key: str
+    clean: Callable[[Any], Any]
+
+    def read(self, message: dict):
+        return self.clean(message.get(self.key))
 
 
 @dataclass(frozen=True)
@@ -209,23 +220,21 @@ MESSAGES: dict[str, Entry] = {
     ),
     # The host's: the room, in the lobby.
     "lock": Entry(HOST, {"locked": Boolean("locked", _("Say locked: true or false."))}, services.room_set_locked),
-    "speed_bonus": Entry(
-        HOST,
-        {"no_speed_bonus": Boolean("no_speed_bonus", _("Say no_speed_bonus: true or false."))},
-        services.room_set_no_speed_bonus,
-    ),
-    # The moment to read before each question's options appear: 0-10 seconds.
-    "reading": Entry(
-        HOST,
-        {"reading_seconds": Whole("seconds", _("Say seconds: a whole number from 0 to 10."))},
-        services.room_set_reading_seconds,
-    ),
     # In a room with teams, team talk before each question's clock starts: 0-30 seconds.
     "team_talk": Entry(
         HOST,
         {"team_talk_seconds": Whole("seconds", _("Say seconds: a whole number from 0 to 30."))},
         services.room_set_team_talk_seconds,
     ),
+}
+
+# The ways to play the host sets in the lobby: one message each, made from its entry (lobby/ways.py).
+MESSAGES |= {
+    way.setting.message: Entry(
+        HOST, {"value": Checked(way.setting.key, way.setting.clean)}, services.room_way_set, fixed={"way": way.name}
+    )
+    for way in ways.WAYS
+    if way.setting is not None
 }
 
 

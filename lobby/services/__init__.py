@@ -53,6 +53,7 @@ from lobby.services.rooms import (
     room_set_locked,
     room_set_no_speed_bonus,
     room_set_reading_seconds,
+    room_way_set,
     rooms_move,
 )
 from lobby.services.teams import player_team_set, room_set_team_talk_seconds
@@ -100,6 +101,7 @@ __all__ = [
     "room_set_locked",
     "room_set_no_speed_bonus",
     "room_set_reading_seconds",
+    "room_way_set",
     "room_set_team_talk_seconds",
     "rooms_move",
 ]

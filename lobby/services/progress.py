@@ -9,7 +9,7 @@ from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from lobby import events
+from lobby import events, ways
 from lobby.exceptions import (
     NotNow,
 )
@@ -179,7 +179,7 @@ def _score_question(room: Room, question_index: int) -> None:
             correct=correct,
             elapsed_ms=elapsed_ms,
             window_ms=window_ms,
-            speed_bonus=not room.no_speed_bonus,
+            speed_bonus=ways.speed_bonus(room),
             credit=credit,
         )
         if answer_id is not None:

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
-from lobby import events
+from lobby import events, ways
 from lobby.exceptions import GameError
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from lobby.reads.selectors import Picture, crowd_rule
@@ -133,7 +133,7 @@ def scores_recompute(room: Room) -> None:
             for key, a in answers.items()
         },
         timer_ms=room.timer_seconds * 1000,
-        speed_bonus=not room.no_speed_bonus,
+        speed_bonus=ways.speed_bonus(room),
     )
     changed = []
     for key, points in replayed.points.items():
