@@ -101,6 +101,18 @@ WAYS: tuple[Way, ...] = (
         speed_bonus=lambda room: not room.no_speed_bonus,
     ),
     Way(
+        "accuracy_only",
+        {"accuracy_only": bool},
+        lambda room: {"accuracy_only": room["accuracy_only"]},
+        Setting(
+            "accuracy_only",
+            "accuracy_only",
+            _boolean(_("Say accuracy_only: true or false.")),
+            _("Accuracy only can only be changed before the game starts."),
+        ),
+        speed_bonus=lambda room: not room.accuracy_only,
+    ),
+    Way(
         "reading_seconds",
         {"reading_seconds": int},
         lambda room: {"reading_seconds": room["reading_seconds"]},

@@ -159,7 +159,7 @@ const renderPhase = phaseRenderer({
       ngettext("%s player in the game.", "%s players in the game.", state.player_count),
       [state.player_count],
     );
-    $("no-speed-note").hidden = !state.no_speed_bonus;
+    $("no-speed-note").hidden = !(state.no_speed_bonus || state.accuracy_only);
     renderLobbyTeam(state);
   },
   question: renderQuestion,
