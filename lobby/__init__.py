@@ -4,7 +4,8 @@ In wings, each package's docstring saying what is inside:
 
 - `rules/`: the game's rules (`machine.py`, pure, which import-linter checks: no Django, Channels or asgiref; phases,
   scoring, streaks, voided questions, the crowd verdict; `teams.py`, pure too: team names, where a new player goes, a
-  team's score as its members' mean; `nicknames.py`; `showing.py`, the order a room shows options in);
+  team's score as its members' mean; `nicknames.py`; `showing.py`, the order a room shows options in; `ways.py`,
+  the ways to play a host sets, one entry each);
 - `services/`: the writes, one module per job (`rooms.py` with codes and host/co-host tokens, `players.py`,
   `progress.py` where every phase change is a compare-and-set on the room's row, `answers.py` in batches,
   `reports.py`, `teams.py`, `words.py`, `review.py` what the game tells the review queue, `retention.py`);
@@ -18,7 +19,7 @@ In wings, each package's docstring saying what is inside:
 
 At the top: what Django expects (models, admin with the game's half of the review queue's admin through review's
 admin hooks, apps, urls, tasks, migrations, management), the events sent after commit (`events.py`), the game's
-errors (`exceptions.py`), its signed tokens (`tokens.py`) and the ways to play, one entry each (`ways.py`).
+errors (`exceptions.py`) and its signed tokens (`tokens.py`).
 
 May import: review, quiz, verifier, core. Nothing imports lobby but config.
 """

@@ -29,7 +29,7 @@ class Room(models.Model):
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     # Accessibility mode: a right answer scores the same at any moment (no points for speed).
     no_speed_bonus = models.BooleanField(default=False)
-    # Accuracy only: a right answer scores the same at any moment, the room says so (lobby/ways.py).
+    # Accuracy only: a right answer scores the same at any moment, the room says so (lobby/rules/ways.py).
     accuracy_only = models.BooleanField(default=False)
     # A moment to read: seconds the question is shown alone before its options appear; the clock and the speed
     # bonus start with the options (question_started_at is then that moment, a little after the phase change).

@@ -22,7 +22,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from lobby import ways
 from lobby.exceptions import (
     AlreadyAnswered,
     AnswerRefused,
@@ -34,7 +33,7 @@ from lobby.exceptions import (
     TooLate,
 )
 from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
-from lobby.rules import machine
+from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
 from lobby.rules.nicknames import clean_nickname
 from lobby.rules.showing import shown_order

@@ -4,15 +4,15 @@ most of its CPU (bench/game_path.py; a reveal of 20: 6.06 -> 1.29 ms). Rows as t
 
 from django.db import connection
 
-from lobby import ways
 from lobby.models import Answer, Player, Room, VoidedQuestion
 from lobby.reads.rows import aware, fetch
+from lobby.rules import ways
 from quiz.models import Round
 
 _BASE_FIELDS = ("id", "seq", "code", "phase", "round_id", "question_count", "question_index", "timer_seconds", "locked",
                 "deadline", "option_seed", "round__title", "round__check_status", "question_started_at",
                 "round__check_counts", "hidden_words")  # fmt: skip
-# And what each way to play stores (lobby/ways.py).
+# And what each way to play stores (lobby/rules/ways.py).
 _WAY_FIELDS = ways.stored_fields()
 _ROOM_FIELDS = _BASE_FIELDS + tuple(name for name in _WAY_FIELDS if name not in _BASE_FIELDS)
 _ROOM_BOOLEANS = ("locked", *(name for name, kind in _WAY_FIELDS.items() if kind is bool))

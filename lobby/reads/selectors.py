@@ -15,11 +15,10 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core.spreadsheet import csv_writer
-from lobby import ways
 from lobby.models import Answer, Player, Room
 from lobby.reads import picture_rows, team_board
 from lobby.reads.host_view import host_frame
-from lobby.rules import machine, teams
+from lobby.rules import machine, teams, ways
 from lobby.rules.machine import Phase
 from lobby.rules.showing import shown_order
 from lobby.rules.teams import TeamsMode
@@ -139,7 +138,7 @@ def room_picture(*, room_id: int) -> Picture:
         "voided": picture_rows.voided_indexes(room_id),
     }
     voided = snapshot["voided"]
-    # What each way to play adds to every reader's picture (its entry in lobby/ways.py).
+    # What each way to play adds to every reader's picture (its entry in lobby/rules/ways.py).
     snapshot.update(ways.picture(room))
     team_places: dict[int, tuple[int, int]] = {}
     if room["teams_mode"] != TeamsMode.OFF:

@@ -19,8 +19,9 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from core.text import safe_payload
-from lobby import services, ways
+from lobby import services
 from lobby.exceptions import BadMessage, GameError, NotNow, whole_field
+from lobby.rules import ways
 from lobby.rules.machine import Action
 from lobby.services import review
 
@@ -90,7 +91,7 @@ class Given:
 
 @dataclass(frozen=True)
 class Checked:
-    """The value as its way to play checks it (lobby/ways.py), refused in that way's words."""
+    """The value as its way to play checks it (lobby/rules/ways.py), refused in that way's words."""
 
     key: str
     clean: Callable[[Any], Any]
@@ -228,7 +229,7 @@ MESSAGES: dict[str, Entry] = {
     ),
 }
 
-# The ways to play the host sets in the lobby: one message each, made from its entry (lobby/ways.py).
+# The ways to play the host sets in the lobby: one message each, made from its entry (lobby/rules/ways.py).
 MESSAGES |= {
     way.setting.message: Entry(
         HOST, {"value": Checked(way.setting.key, way.setting.clean)}, services.room_way_set, fixed={"way": way.name}

@@ -9,12 +9,12 @@ from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from lobby import events, ways
+from lobby import events
 from lobby.exceptions import (
     NotNow,
 )
 from lobby.models import Answer, Player, Room
-from lobby.rules import machine
+from lobby.rules import machine, ways
 from lobby.rules.machine import Action, Phase, Position
 from lobby.services import review
 from lobby.services.common import closing_percent

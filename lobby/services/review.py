@@ -11,11 +11,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
-from lobby import events, ways
+from lobby import events
 from lobby.exceptions import GameError
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
 from lobby.reads.selectors import Picture, crowd_rule
-from lobby.rules import machine
+from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
 from quiz.kinds import kind_of
 from quiz.models import Question, RoundQuestion

@@ -8,13 +8,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils.translation import gettext as _
 
-from lobby import events, ways
+from lobby import events
 from lobby.exceptions import (
     BadToken,
     NotNow,
     RoomNotFound,
 )
 from lobby.models import Room
+from lobby.rules import ways
 from lobby.rules.machine import Phase
 from lobby.services.common import bump
 from lobby.services.teams import teams_create, teams_settings_clean
@@ -170,7 +171,7 @@ def cohost_link_replace(*, room_id: int, token: str) -> str:
 
 
 def room_way_set(*, room_id: int, way: str, value) -> None:
-    """A way to play set in the lobby (lobby/ways.py): checked by its entry, and only before the game starts (a
+    """A way to play set in the lobby (lobby/rules/ways.py): checked by its entry, and only before the game starts (a
     game must not change how it scores or plays halfway)."""
     entry = ways.BY_NAME[way]
     value = entry.setting.clean(value)

@@ -1,4 +1,4 @@
-"""Ways to play as entries of one table (lobby/ways.py), shown by "accuracy only", a way added as one entry and
+"""Ways to play as entries of one table (lobby/rules/ways.py), shown by "accuracy only", a way added as one entry and
 its field: the host sets it in the lobby over the socket, every reader's picture says so, a late right answer
 scores what an early one does, and once the game has started it is refused in its own words."""
 
@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 
-from lobby import services, ways
+from lobby import services
 from lobby.models import Answer, Room
+from lobby.rules import ways
 from lobby.rules.machine import Action
 
 CORRECT = 1  # SAMPLE's first question: "What is 2 + 2?" -> "4", shown in the round's order
