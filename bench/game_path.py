@@ -20,10 +20,11 @@ from django.core.management import call_command
 from django.db import connection
 from ws_load import analyze, make_rooms  # noqa: I001 - sets Django up first
 
-from lobby import frames, services
-from lobby.machine import Action
+from lobby import services
 from lobby.models import Answer
-from lobby.selectors import player_frame, player_you, room_picture, room_snapshot
+from lobby.reads.selectors import player_frame, player_you, room_picture, room_snapshot
+from lobby.realtime import frames
+from lobby.rules.machine import Action
 
 PLAYERS = 20
 
@@ -54,8 +55,9 @@ _broadcasts = itertools.count(1)
 
 def fanout_encoding(label: str, room_ids: list[int], players: dict[int, list[int]]) -> None:
     """CPU per socket to turn one broadcast into every player's frame text: the whole frame encoded per socket
-    (as before) against the common part once per broadcast and process plus each player's `you` (lobby/frames.py).
-    Each room's broadcast is fresh (a new sent_at), so the once-per-broadcast encoding is counted every time."""
+    (as before) against the common part once per broadcast and process plus each player's `you`
+    (lobby/realtime/frames.py). Each room's broadcast is fresh (a new sent_at), so the once-per-broadcast encoding is
+    counted every time."""
     pictures = {room_id: room_picture(room_id=room_id) for room_id in room_ids}
 
     def whole(room_id: int) -> None:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from ws_load import analyze, cpu_ms, pct, start_server  # noqa: I001 - sets Django up first
 
 from config import serve
-from lobby.services import homework
+from lobby.homework import services as homework
 from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData

@@ -11,7 +11,7 @@ reconnects with its token as static/js/live.js does (0.5 s doubling backoff, jit
 refusal's retry_after). Prints the reconnect times (p50, p95, max, from the kill), the refusals by code, then the
 answers: everyone answers question 0 and every answer is acknowledged or refused, and the stored ones are counted.
 With --start-host ADDRESS it then starts one more host (deploy/host.sh ADDRESS) and prints its share of the
-sockets each second while the room is between questions (the others shed toward it: lobby/rebalance.py).
+sockets each second while the room is between questions (the others shed toward it: lobby/realtime/rebalance.py).
 """
 
 import argparse
@@ -29,8 +29,8 @@ from django.conf import settings
 from websockets.asyncio.client import connect
 from ws_load import REPO, make_rooms  # noqa: I001 - sets Django up first
 
-from lobby import rebalance
 from lobby.models import Answer
+from lobby.realtime import rebalance
 from tests.support.hosts import Phone
 
 refusals: Counter[str] = Counter()  # every phone's, shared

@@ -34,7 +34,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from lobby.question_record import played_question_ids  # noqa: E402
+from lobby.reads.question_record import played_question_ids  # noqa: E402
 from quiz.models import Provenance, Question, Round, RoundQuestion  # noqa: E402
 from quiz.questions.bank import BankQuery, bank_search  # noqa: E402
 

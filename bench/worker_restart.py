@@ -1,4 +1,5 @@
-"""Worker restart: the sockets per worker over time after one of two uvicorn workers is killed (lobby/rebalance.py).
+"""Worker restart: the sockets per worker over time after one of two uvicorn workers is killed
+(lobby/realtime/rebalance.py).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/quizgate_bench REDIS_URL=redis://127.0.0.1:6379/5 \\
         .venv/bin/python bench/worker_restart.py --rooms 10
@@ -28,7 +29,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 from ws_load import PLAYERS_PER_ROOM, make_rooms, start_server  # noqa: I001 - sets Django up first
 
-from lobby import rebalance
+from lobby.realtime import rebalance
 from tests.support.servers import server_env
 
 

@@ -12,17 +12,17 @@ from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
 from core import metrics, processes  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
-from lobby import rebalance  # noqa: E402
-from lobby.clock import clock_start, clock_stop  # noqa: E402
-from lobby.routing import websocket_urlpatterns  # noqa: E402
+from lobby.realtime import rebalance  # noqa: E402
+from lobby.realtime.clock import clock_start, clock_stop  # noqa: E402
+from lobby.realtime.routing import websocket_urlpatterns  # noqa: E402
 from quiz.generation.routing import websocket_urlpatterns as quiz_websocket_urlpatterns  # noqa: E402
 
 
 class Lifespan:
     """The ASGI lifespan around the app. What lives as long as the server process starts with it and stops with
-    it: the record of the loop the server runs on (core/server_loop.py) and the game clock (lobby/clock.py),
+    it: the record of the loop the server runs on (core/server_loop.py) and the game clock (lobby/realtime/clock.py),
     which closes due questions whether or not anyone is connected, and the process's entry in the registry that
-    spreads sockets over the processes (lobby/rebalance.py). Every other scope goes to the app."""
+    spreads sockets over the processes (lobby/realtime/rebalance.py). Every other scope goes to the app."""
 
     def __init__(self, application):
         self.application = application
@@ -39,7 +39,7 @@ class Lifespan:
                 started_clock = clock_start()
                 if started_clock:
                     processes.this()  # beating from the start: the others see it die (core/processes.py)
-                    rebalance.start()  # in the registry of processes from the start (lobby/rebalance.py)
+                    rebalance.start()  # in the registry of processes from the start (lobby/realtime/rebalance.py)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if started_clock:

@@ -41,7 +41,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from core import metrics
 from core.readiness import readiness
-from lobby.selectors import rooms_open_count
+from lobby.reads.selectors import rooms_open_count
 from verifier.breaker import configured_breaker_state, shared_breakers
 
 logger = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ class ScrapeCollector:
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
             rooms = GaugeMetricFamily(
-                "quizgate_rooms_open", "Rooms not finished, created in the last two days (lobby.selectors)."
+                "quizgate_rooms_open", "Rooms not finished, created in the last two days (lobby.reads.selectors)."
             )
             rooms.add_metric([], rooms_open_count())
             yield rooms

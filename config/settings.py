@@ -200,8 +200,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
-# Retention (lobby/retention.py): a game's players, their nicknames and answers, and its reports are deleted with the
-# room this many days after its last activity, and browser sessions this long after their last use; `manage.py
+# Retention (lobby/services/retention.py): a game's players, their nicknames and answers, and its reports are deleted
+# with the room this many days after its last activity, and browser sessions this long after their last use; `manage.py
 # purge_old_data` does it, run daily by Celery beat (and by `make run` at each start).
 RETENTION_DAYS = env.int("RETENTION_DAYS", default=30)
 # One beat per site (deploy/host.sh --beat on one host). RETENTION_PURGE_EVERY_SECONDS, when set, runs the purge

@@ -26,7 +26,7 @@ WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection). One: every game action of a
-# process is a short transaction (the answers that arrive together go in one, lobby/batching.py), and each more
+# process is a short transaction (the answers that arrive together go in one, lobby/realtime/batching.py), and each more
 # thread doing Python work takes the GIL from the event loop that fans out (bench/ws_load.py, 50 rooms of 20:
 # question fan-out p95 15 ms with one thread, 87-152 ms with two, 135-349 ms with four; issue 31).
 DB_THREADS = env.int("DB_THREADS", default=1)
@@ -34,7 +34,7 @@ DB_THREADS = env.int("DB_THREADS", default=1)
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
 DB_OUTAGE_RESUME_SECONDS = env.float("DB_OUTAGE_RESUME_SECONDS", default=5)
-# Abuse limits (lobby/ratelimit.py): per connection, and per IP across processes (in the cache).
+# Abuse limits (lobby/realtime/ratelimit.py): per connection, and per IP across processes (in the cache).
 WS_RATE_PER_MINUTE = env.int("WS_RATE_PER_MINUTE", default=100)
 WS_RATE_BURST = env.int("WS_RATE_BURST", default=20)
 WS_RATE_FLOOD = env.int("WS_RATE_FLOOD", default=200)
@@ -54,11 +54,11 @@ WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
 # the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
 PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
 # A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
-# page takes to reconnect (lobby/lost.py). Nobody is refused as too late for time the loss of a worker took.
+# page takes to reconnect (lobby/realtime/lost.py). Nobody is refused as too late for time the loss of a worker took.
 LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
-# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/idle.py).
+# A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/realtime/idle.py).
 WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
-# Spreading sockets after a worker restart (lobby/rebalance.py; only with REDIS_URL): every this many seconds
+# Spreading sockets after a worker restart (lobby/realtime/rebalance.py; only with REDIS_URL): every this many seconds
 # each process registers its socket count and, holding more than REBALANCE_FACTOR x the mean of the live processes
 # and at least REBALANCE_MIN_EXCESS over it, asks up to REBALANCE_BATCH players not in an open question to
 # reconnect (close code 4012), until it is within REBALANCE_MIN_EXCESS of the mean. 0 seconds turns it off.
@@ -66,7 +66,7 @@ REBALANCE_INTERVAL_SECONDS = env.float("REBALANCE_INTERVAL_SECONDS", default=1.0
 REBALANCE_FACTOR = env.float("REBALANCE_FACTOR", default=1.5)
 REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=10)
 REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
-# Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
+# Rooms one address joins in 10 minutes (lobby/realtime/ratelimit.py): joins into a room it is already in are not
 # counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
 RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)
 RATELIMIT_CODE_GUESSES_PER_IP = (env.int("RATELIMIT_CODE_GUESSES_PER_MINUTE", default=10), 60)

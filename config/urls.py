@@ -9,7 +9,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     # The question bank: quiz searches it, and a question's record reads the game and the review side (lobby).
-    path("rounds/bank/", include("lobby.bank_urls")),
+    path("rounds/bank/", include("lobby.pages.bank_urls")),
     path("rounds/", include("quiz.urls")),
     path("", include("lobby.urls")),
 ]

@@ -108,7 +108,7 @@ class Process:
         while True:
             try:
                 await self.beat()
-            except Exception:  # Redis away: the rooms' heal (lobby/heal.py) sees to that; beat again next time
+            except Exception:  # Redis away: the rooms' heal (lobby/realtime/heal.py) sees to that; beat again next time
                 stop_if_cancelled()
                 logger.debug("process heartbeat skipped a turn", exc_info=True)
             await asyncio.sleep(settings.PROCESS_HEARTBEAT_SECONDS / 3)

@@ -8,7 +8,7 @@ Two steps, both here so every way in cleans alike:
 - `clean_line` for a field that is one line of text (a typed answer, a report, a question's text): the same, plus
   bidi overrides (they make text read differently from what it is), and runs of whitespace made one space.
 
-Pure Python: the pure rules (lobby.teams) may use it."""
+Pure Python: the pure rules (lobby.rules.teams) may use it."""
 
 import re
 from typing import Any

@@ -7,8 +7,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 
-from lobby import review
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
+from lobby.services import review
 from quiz.kinds import kind_of
 from quiz.validation import OPTION_LETTERS
 from review.admin import NONE, FlagRoomFilter

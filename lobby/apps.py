@@ -7,4 +7,4 @@ class LobbyConfig(AppConfig):
 
     def ready(self):
         # A dead server process's players get their open question's lost time back (core/processes.py).
-        from lobby import lost  # noqa: F401
+        from lobby.realtime import lost  # noqa: F401

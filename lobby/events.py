@@ -13,8 +13,8 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from core.server_loop import server_loop
-from lobby import standings
-from lobby.selectors import Picture, room_picture
+from lobby.reads import standings
+from lobby.reads.selectors import Picture, room_picture
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def _send(group: str, event: dict) -> None:
         async_to_sync(_send_async)(group, event)
 
 
-# Told of every event given up on: (group, event, when its first try began, time.monotonic()). lobby/heal.py
+# Told of every event given up on: (group, event, when its first try began, time.monotonic()). lobby/realtime/heal.py
 # listens, to re-send the rooms' newest state when the channel layer is back.
 _failure_listeners: list[Callable[[str, dict, float], None]] = []
 
@@ -199,7 +199,7 @@ async def _send_async(group: str, event: dict) -> None:
 
 def room_broadcast(*, room_id: int, hosts_only: bool = False) -> Picture:
     """Send the common part of the room's picture to everyone in it (each consumer adds its reader's part from
-    its process's standings, lobby/standings.py); returns the picture (and during a reveal the crowd's verdict
+    its process's standings, lobby/reads/standings.py); returns the picture (and during a reveal the crowd's verdict
     on it). `hosts_only`: to the room's host screens alone (a coalesced lobby change the phones get later)."""
     picture = room_picture(room_id=room_id)
     snapshot = picture.snapshot
@@ -213,7 +213,7 @@ def room_broadcast(*, room_id: int, hosts_only: bool = False) -> Picture:
 
 def state_event(room_id: int, picture: Picture) -> dict:
     """The room event of a picture: its common part and, for a small room, its standings, so that the other
-    processes need not read the picture again (lobby/standings.py)."""
+    processes need not read the picture again (lobby/reads/standings.py)."""
     event = {"type": ROOM_STATE, "room_id": room_id, "state": picture.snapshot}
     carried = standings.carried(picture)
     if carried is not None:

@@ -2,9 +2,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from lobby.machine import TIME_PERCENTS, Phase, Position
-from lobby.nicknames import NICKNAME_MAX_CODE_POINTS
-from lobby.teams import TEAM_NAME_MAX, TeamsMode
+from lobby.rules.machine import TIME_PERCENTS, Phase, Position
+from lobby.rules.nicknames import NICKNAME_MAX_CODE_POINTS
+from lobby.rules.teams import TEAM_NAME_MAX, TeamsMode
 
 
 class Room(models.Model):
@@ -20,7 +20,7 @@ class Room(models.Model):
     seq = models.PositiveIntegerField(default=0)
     locked = models.BooleanField(default=False)
     # Drawn once per room (lobby.services.rooms.room_create): the order its options are shown in comes from it
-    # (lobby.machine.option_order). Empty for rooms from before shuffling: they show the round's order.
+    # (lobby.rules.machine.option_order). Empty for rooms from before shuffling: they show the round's order.
     option_seed = models.CharField(max_length=64, blank=True, default="")
     # The co-host link of this generation is the live one; replacing the link bumps it (lobby.tokens.HostGrant).
     cohost_generation = models.PositiveIntegerField(default=0)
@@ -29,10 +29,12 @@ class Room(models.Model):
     owner_key = models.CharField(max_length=64, blank=True, db_index=True)
     # Accessibility mode: a right answer scores the same at any moment (no points for speed).
     no_speed_bonus = models.BooleanField(default=False)
+    # Accuracy only: a right answer scores the same at any moment, the room says so (lobby/rules/ways.py).
+    accuracy_only = models.BooleanField(default=False)
     # A moment to read: seconds the question is shown alone before its options appear; the clock and the speed
     # bonus start with the options (question_started_at is then that moment, a little after the phase change).
     reading_seconds = models.PositiveSmallIntegerField(default=0)
-    # Teams (lobby/teams.py): off, auto (the server balances the players over colour teams) or named (the host
+    # Teams (lobby/rules/teams.py): off, auto (the server balances the players over colour teams) or named (the host
     # names the teams, each player picks one). Team talk: seconds after the options appear before the clock and
     # the speed bonus start (question_started_at is then later still), for teams to agree; only with teams.
     teams_mode = models.CharField(
@@ -49,7 +51,7 @@ class Room(models.Model):
     # Words the host hid from an open question's word cloud: question index (as text) -> folded words
     # (quiz/kinds/open.py); a hidden word is in no later frame.
     hidden_words = models.JSONField(default=dict, blank=True)
-    # Generated friendly names (lobby/friendly_names.py): each player gets a random "adjective animal" in their
+    # Generated friendly names (lobby/rules/friendly_names.py): each player gets a random "adjective animal" in their
     # phone's language, unique in the room, instead of typing a nickname.
     friendly_names = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -59,13 +61,13 @@ class Room(models.Model):
 
     @property
     def position(self) -> Position:
-        """Where the game stands, as the rules (lobby/machine.py) take it."""
+        """Where the game stands, as the rules (lobby/rules/machine.py) take it."""
         return Position(Phase(self.phase), self.question_index)
 
 
 class Team(models.Model):
     """One team of a room with teams. An auto team has no name: it is called by its colour (`order`), in the
-    reader's language (lobby.teams.COLOURS)."""
+    reader's language (lobby.rules.teams.COLOURS)."""
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=TEAM_NAME_MAX, blank=True)
@@ -89,7 +91,7 @@ class Player(models.Model):
     # Removed and blocked by the host: the phone that had this place cannot join the room again, under any name.
     blocked = models.BooleanField(default=False)
     # The player's time on each question, in percent of the room's timer (extra time: 150 or 200). Their own
-    # deadline and scoring window follow it (lobby.machine.time_window_ms).
+    # deadline and scoring window follow it (lobby.rules.machine.time_window_ms).
     time_percent = models.PositiveSmallIntegerField(
         default=100, choices=[(percent, f"x{percent / 100:g}") for percent in TIME_PERCENTS]
     )
@@ -181,7 +183,7 @@ class VoidedQuestion(models.Model):
 class Assignment(models.Model):
     """Homework: a room played alone, each player on their own clock, until a deadline. The room itself is
     created already past its last question (phase finished), so the results page, CSV and audit export read it
-    as a finished game and no live socket plays it (lobby/services/homework.py)."""
+    as a finished game and no live socket plays it (lobby/homework/services.py)."""
 
     REVEAL_EACH = "each"
     REVEAL_DEADLINE = "deadline"

@@ -2,7 +2,7 @@ import logging
 
 from celery import shared_task
 
-from lobby.retention import old_data_purge
+from lobby.services.retention import old_data_purge
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from lobby import homework_views, views
+from lobby.homework import views as homework_views
+from lobby.pages import views
 
 app_name = "lobby"
 urlpatterns = [

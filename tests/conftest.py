@@ -141,8 +141,8 @@ def fresh_rate_limits(settings):
 
 @pytest.fixture(autouse=True)
 def _no_socket_spreading(settings):
-    """Spreading sockets over processes (lobby/rebalance.py) registers each event loop in the shared Redis: a test
-    loop would meet other tests' stale entries there and close its sockets (4012). Tests about it turn it on."""
+    """Spreading sockets over processes (lobby/realtime/rebalance.py) registers each event loop in the shared Redis: a
+    test loop would meet other tests' stale entries there and close its sockets (4012). Tests about it turn it on."""
     settings.REBALANCE_INTERVAL_SECONDS = 0
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from lobby.exceptions import NicknameTaken, RoomLocked
-from lobby.machine import Phase
+from lobby.rules.machine import Phase
 from quiz.models import GenerationStatus, Provenance
 from tests.factories import (
     SAMPLE,

@@ -59,15 +59,19 @@ PURE = "Pure rules import neither Django nor Channels"
 @pytest.mark.parametrize(
     ("module", "line", "chain"),
     [
-        ("lobby/machine.py", "import django.db  # noqa: F401", "lobby.machine -> django"),
-        ("lobby/teams.py", "from core import i18n  # noqa: F401", "lobby.teams -> core.i18n"),
+        ("lobby/rules/machine.py", "import django.db  # noqa: F401", "lobby.rules.machine -> django"),
+        ("lobby/rules/teams.py", "from core import i18n  # noqa: F401", "lobby.rules.teams -> core.i18n"),
         (
             "review/thresholds/sweep.py",
             "from channels.layers import get_channel_layer  # noqa: F401",
             "review.thresholds.sweep -> channels",
         ),
         ("verifier/policy.py", "from asgiref.sync import sync_to_async  # noqa: F401", "verifier.policy -> asgiref"),
-        ("lobby/frames.py", "from django.conf import settings  # noqa: F401", "lobby.frames -> django"),
+        (
+            "lobby/realtime/frames.py",
+            "from django.conf import settings  # noqa: F401",
+            "lobby.realtime.frames -> django",
+        ),
         (
             "review/checker_eval/figures.py",
             "from review.checker_eval import items  # noqa: F401",

@@ -8,6 +8,8 @@
 - `reports.py`: players' reports of a question;
 - `teams.py`: a room's teams, where a joining player goes, a player's switch of team in the lobby;
 - `words.py`: words the host hides from the big screen (an open question's cloud);
+- `review.py`: what the game tells the review queue (reports, the crowd's disagreement), and voiding a question;
+- `retention.py`: what players leave behind, deleted RETENTION_DAYS after the game's last activity;
 - `common.py`: what several of them share (the lobby-sized bump, the room's closing time).
 
 The names are re-exported here, so callers write `from lobby import services` and `services.game_act(...)`.
@@ -51,6 +53,7 @@ from lobby.services.rooms import (
     room_set_locked,
     room_set_no_speed_bonus,
     room_set_reading_seconds,
+    room_way_set,
     rooms_move,
 )
 from lobby.services.teams import player_team_set, room_set_team_talk_seconds
@@ -98,6 +101,7 @@ __all__ = [
     "room_set_locked",
     "room_set_no_speed_bonus",
     "room_set_reading_seconds",
+    "room_way_set",
     "room_set_team_talk_seconds",
     "rooms_move",
 ]

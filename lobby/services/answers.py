@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core import metrics
-from lobby import events, machine
+from lobby import events
 from lobby.exceptions import (
     AlreadyAnswered,
     AnswerRefused,
@@ -21,11 +21,12 @@ from lobby.exceptions import (
     PlayerRemoved,
     TooLate,
 )
-from lobby.machine import Phase
 from lobby.models import Answer
-from lobby.rows import aware, fetch
+from lobby.reads.rows import aware, fetch
+from lobby.rules import machine
+from lobby.rules.machine import Phase
+from lobby.rules.showing import shown_order
 from lobby.services.progress import question_close
-from lobby.showing import shown_order
 from quiz.kinds import BadAnswer, kind_of
 from quiz.selectors import round_question_facts
 

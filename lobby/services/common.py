@@ -3,8 +3,9 @@ timer."""
 
 from django.db.models import F, Max
 
-from lobby import events, machine
+from lobby import events
 from lobby.models import Player, Room
+from lobby.rules import machine
 from quiz.selectors import round_question_facts
 
 

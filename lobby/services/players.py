@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils.translation import gettext as _
 
-from lobby import events, machine
+from lobby import events
 from lobby.exceptions import (
     BadToken,
     GameError,
@@ -22,10 +22,11 @@ from lobby.exceptions import (
     RoomLocked,
     RoomNotFound,
 )
-from lobby.friendly_names import friendly_name
-from lobby.machine import Phase
 from lobby.models import Player, Room
-from lobby.nicknames import NICKNAME_MAX, clean_nickname
+from lobby.rules import machine
+from lobby.rules.friendly_names import friendly_name
+from lobby.rules.machine import Phase
+from lobby.rules.nicknames import NICKNAME_MAX, clean_nickname
 from lobby.services.answers import close_where_everyone_answered
 from lobby.services.common import bump, closing_percent, question_timer_ms
 from lobby.services.rooms import normalize_code
@@ -69,7 +70,7 @@ def players_join(joins: Sequence[JoinIn]) -> list[Joined | GameError]:
     in one statement and the seq bumped once, so a room of 2,000 filling up is a few dozen transactions, not
     2,000 of them queued on one row lock. The lock keeps the count and the nicknames exact across processes.
     In a room with friendly names the nickname sent is not read: the player gets a generated one, in their
-    language (lobby/friendly_names.py)."""
+    language (lobby/rules/friendly_names.py)."""
     results: list[Joined | GameError | None] = [None] * len(joins)
     # (index, nickname and key, or the error cleaning it raised, more time, team, language)
     wanted: dict[str, list[tuple[int, tuple[str, str] | GameError, bool, object, str]]] = {}

@@ -9,12 +9,14 @@ from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from lobby import events, machine, review
+from lobby import events
 from lobby.exceptions import (
     NotNow,
 )
-from lobby.machine import Action, Phase, Position
 from lobby.models import Answer, Player, Room
+from lobby.rules import machine, ways
+from lobby.rules.machine import Action, Phase, Position
+from lobby.services import review
 from lobby.services.common import closing_percent, question_timer_ms
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_readiness
@@ -179,7 +181,7 @@ def _score_question(room: Room, question_index: int) -> None:
             correct=correct,
             elapsed_ms=elapsed_ms,
             window_ms=window_ms,
-            speed_bonus=not room.no_speed_bonus,
+            speed_bonus=ways.speed_bonus(room),
             credit=credit,
         )
         if answer_id is not None:

@@ -4,12 +4,13 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from core.text import clean_line
-from lobby import machine, review
 from lobby.exceptions import (
     AlreadyReported,
     NotNow,
 )
 from lobby.models import Player, Report
+from lobby.rules import machine
+from lobby.services import review
 from quiz.selectors import round_question_at
 
 

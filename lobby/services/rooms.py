@@ -14,8 +14,9 @@ from lobby.exceptions import (
     NotNow,
     RoomNotFound,
 )
-from lobby.machine import Phase
 from lobby.models import Room
+from lobby.rules import ways
+from lobby.rules.machine import Phase
 from lobby.services.common import bump
 from lobby.services.teams import teams_create, teams_settings_clean
 from lobby.tokens import cohost_key, host_token, read_cohost_key, read_host_token
@@ -62,13 +63,13 @@ def room_create(
     (`teams_mode` auto: `team_count` colour teams; named: `team_names`, one a line) the room's teams are made with
     it, and `team_talk_seconds` (0-30) holds the clock after the options appear (lobby/services/teams.py). With
     `friendly_names` each player gets a generated "adjective animal" name in their language instead of typing one
-    (lobby/friendly_names.py)."""
+    (lobby/rules/friendly_names.py)."""
     if option_seed is None:
         option_seed = secrets.token_hex(16)
     timer_seconds = int(timer_seconds)
     if not settings.ROOM_MIN_TIMER <= timer_seconds <= settings.ROOM_MAX_TIMER:
         raise NotNow(f"The timer must be {settings.ROOM_MIN_TIMER} to {settings.ROOM_MAX_TIMER} seconds.")
-    reading_seconds = _reading_seconds(reading_seconds)
+    reading_seconds = ways.reading_seconds_clean(reading_seconds)
     teams_mode, names, team_talk_seconds = teams_settings_clean(
         teams_mode=teams_mode, team_names=team_names, team_count=team_count, team_talk_seconds=team_talk_seconds
     )
@@ -173,27 +174,25 @@ def cohost_link_replace(*, room_id: int, token: str) -> str:
     return token
 
 
-def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
-    """Set before the game starts: a game must not change how it scores halfway."""
+def room_way_set(*, room_id: int, way: str, value) -> None:
+    """A way to play set in the lobby (lobby/rules/ways.py): checked by its entry, and only before the game starts (a
+    game must not change how it scores or plays halfway)."""
+    entry = ways.BY_NAME[way]
+    value = entry.setting.clean(value)
+    field = next(iter(entry.stores))
     with transaction.atomic():
-        if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(no_speed_bonus=bool(no_speed_bonus)):
-            raise NotNow(_("The speed bonus can only be changed before the game starts."))
+        if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(**{field: value}):
+            raise NotNow(entry.setting.started)
         bump(room_id)
 
 
-def _reading_seconds(value) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= settings.ROOM_MAX_READING:
-        raise NotNow(_("The time to read must be 0 to %(max)s seconds.") % {"max": settings.ROOM_MAX_READING})
-    return value
+def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
+    room_way_set(room_id=room_id, way="no_speed_bonus", value=bool(no_speed_bonus))
 
 
 def room_set_reading_seconds(*, room_id: int, reading_seconds: int) -> None:
-    """Set before the game starts, like the speed bonus: every question of a game gets the same moment."""
-    reading_seconds = _reading_seconds(reading_seconds)
-    with transaction.atomic():
-        if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(reading_seconds=reading_seconds):
-            raise NotNow(_("The time to read can only be changed before the game starts."))
-        bump(room_id)
+    """Every question of a game gets the same moment to read."""
+    room_way_set(room_id=room_id, way="reading_seconds", value=ways.reading_seconds_clean(reading_seconds))
 
 
 def room_set_locked(*, room_id: int, locked: bool) -> None:

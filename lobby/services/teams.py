@@ -4,12 +4,12 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.wordfilter import blocked
-from lobby import teams
 from lobby.exceptions import NotNow
-from lobby.machine import Phase
 from lobby.models import Player, Room, Team
+from lobby.rules import teams
+from lobby.rules.machine import Phase
+from lobby.rules.teams import BadTeams, TeamsMode
 from lobby.services.common import bump
-from lobby.teams import BadTeams, TeamsMode
 
 
 def _bad_names_message(reason: str) -> str:

@@ -162,7 +162,7 @@ class Kind:
     csv_correct: Any = ""
     # Does a right answer score (a poll's does not, and does not break a streak either)?
     scored = True
-    # Are its options shown in the room's own shuffled order (lobby.machine.option_order)?
+    # Are its options shown in the room's own shuffled order (lobby.rules.machine.option_order)?
     shuffled = True
     # The editor (quiz/forms.py): does it fill the options A-F, and which of its fields holds the answer:
     # "correct" (one option's radio), "correct_many" (a box per option), "truth" (true or false), "answers"

@@ -4,7 +4,7 @@ whether it was played, and picked into a new round.
 
 Private to its owner: a question is found, shown or picked only through the owner key of one of its rounds (or
 because it is in a sample pack). Whether a question was played is the game's to know: quiz imports no lobby, so
-the caller passes the played questions' ids in (`played_ids`, lobby.question_record.played_question_ids)."""
+the caller passes the played questions' ids in (`played_ids`, lobby.reads.question_record.played_question_ids)."""
 
 from dataclasses import dataclass
 

@@ -6,10 +6,10 @@
 
 const FIRST_RETRY_MS = 500;
 const LAST_RETRY_MS = 8000;
-// The server closes a socket that has not said who it is in time (lobby/idle.py): the page is idle (a join form
+// The server closes a socket that has not said who it is in time (lobby/realtime/idle.py): the page is idle (a join form
 // nobody has filled in yet), so it reconnects only when it next has something to send.
 const IDLE_CLOSE_CODE = 4408;
-// The server moves this socket to another worker (lobby/rebalance.py): reconnect at once, quietly.
+// The server moves this socket to another worker (lobby/realtime/rebalance.py): reconnect at once, quietly.
 const REBALANCE_CLOSE_CODE = 4012;
 
 export class LiveSocket {

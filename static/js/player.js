@@ -16,7 +16,7 @@ let state = null;
 // stores one answer per player and question, so a repeat is harmless), given up on only when its question is over.
 let pending = null;
 const reportedFor = new Set();
-const NICKNAME_MAX = 20; // lobby/nicknames.py; the input's maxlength only stops a pasted essay
+const NICKNAME_MAX = 20; // lobby/rules/nicknames.py; the input's maxlength only stops a pasted essay
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const visibleLength = (text) => [...graphemes.segment(text)].length;
 
@@ -163,7 +163,7 @@ const renderPhase = phaseRenderer({
       ngettext("%s player in the game.", "%s players in the game.", state.player_count),
       [state.player_count],
     );
-    $("no-speed-note").hidden = !state.no_speed_bonus;
+    $("no-speed-note").hidden = !(state.no_speed_bonus || state.accuracy_only);
     renderLobbyTeam(state);
   },
   question: renderQuestion,

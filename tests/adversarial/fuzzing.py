@@ -29,6 +29,7 @@ FIELDS = {
     "extra_time": ["player", "percent"],
     "decline_time": ["player"],
     "speed_bonus": ["no_speed_bonus"],
+    "accuracy_only": ["accuracy_only"],
     "reading": ["seconds"],
     "team": ["team"],
     "team_talk": ["seconds"],

@@ -16,9 +16,10 @@ from django.utils import timezone
 from core.text import clean_line, safe_payload
 from lobby import services
 from lobby.exceptions import AnswerRefused
-from lobby.machine import Action
+from lobby.homework import services as homework
 from lobby.models import Answer, Player, Report, Room
-from lobby.services import CreatedRoom, homework
+from lobby.rules.machine import Action
+from lobby.services import CreatedRoom
 from lobby.tokens import host_token
 from quiz.importing import parse_json
 from quiz.kinds.typed import Typed

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from lobby import ratelimit
-from lobby.ratelimit import MessageBucket, Verdict
+from lobby.realtime import ratelimit
+from lobby.realtime.ratelimit import MessageBucket, Verdict
 
 from .helpers import Client, joined_client
 

@@ -225,7 +225,7 @@ async def test_a_full_room_joins_from_one_address_under_the_default_limits(serve
         reply = await peer.until(lambda m: m["type"] in ("joined", "error"))
         assert reply["type"] == "joined", (n, reply)
         players.append(peer)
-    # The host's frame counts every player (and names a bounded few: lobby/host_view.py).
+    # The host's frame counts every player (and names a bounded few: lobby/reads/host_view.py).
     await host.until(lambda m: m["type"] == "state" and m["player_count"] == room_size, timeout=30)
     # One more is told the room is full: the room's limit, not the address's.
     late = await Phone(servers[1].ws_base, code).open()

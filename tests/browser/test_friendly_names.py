@@ -9,8 +9,8 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from playwright.sync_api import expect
 
-from lobby.friendly_names import all_names
 from lobby.models import Room
+from lobby.rules.friendly_names import all_names
 from quiz.models import Round
 from quiz.validation import clean_question
 from tests.browser.page_checks import ARTEFACTS, check_host_layout, check_page

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from lobby.homework import services as homework
 from lobby.models import Assignment, Player, Room
-from lobby.services import homework
 from quiz.importing import parse_json
 from tests.browser.test_axe import AxeAudit
 from tests.factories import RoundFactory

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from lobby.homework import services as homework
 from lobby.models import Assignment, Player, Room
-from lobby.services import homework
 from tests.factories import RoundFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

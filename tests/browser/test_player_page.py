@@ -224,12 +224,12 @@ def test_a_join_form_left_idle_past_the_join_timeout_still_joins(live_url, brows
 
 
 def test_a_player_moved_to_another_worker_reconnects_at_once_without_a_word_and_plays_on(live_url, browser, tmp_path):
-    """The server asks a player's socket to reconnect (close code 4012, lobby/rebalance.py): the page reconnects
-    at once with its token, shows no "reconnecting", and the game goes on."""
+    """The server asks a player's socket to reconnect (close code 4012, lobby/realtime/rebalance.py): the page
+    reconnects at once with its token, shows no "reconnecting", and the game goes on."""
     import asyncio
 
     from core.server_loop import server_loop
-    from lobby import rebalance
+    from lobby.realtime import rebalance
 
     host, code = host_a_room(browser, live_url, tmp_path)
     player = PlayerPage(browser, f"{live_url}/play/{code}/")

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from lobby import team_board
 from lobby.models import Answer, Room
+from lobby.reads import team_board
 from tests.browser.page_checks import check_page
 from tests.browser.test_axe import AxeAudit
 

@@ -15,7 +15,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from core.lan import lan_address
-from lobby.views import qr_svg
+from lobby.pages.views import qr_svg
 from tests.support.servers import REPO, free_port
 
 # A documentation address, used only when this machine has no network for core.lan to find.

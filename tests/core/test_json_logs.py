@@ -16,7 +16,7 @@ import logging
 import django
 
 django.setup()
-log = logging.getLogger("lobby.consumers")
+log = logging.getLogger("lobby.realtime.consumers")
 log.warning("closing a flooding connection to room %s from %s", "ABCD", "10.0.0.1", extra={"room": "ABCD"})
 try:
     raise ValueError("bad\\nvalue")
@@ -39,7 +39,7 @@ def test_every_event_is_one_json_line_with_level_logger_message_time_and_extras(
     assert len(lines) == 3, lines  # the traceback and the message's newline stay inside their event's line
     events = [json.loads(line) for line in lines]
     first, second, third = events
-    assert first["level"] == "WARNING" and first["logger"] == "lobby.consumers"
+    assert first["level"] == "WARNING" and first["logger"] == "lobby.realtime.consumers"
     assert first["message"] == "closing a flooding connection to room ABCD from 10.0.0.1"
     assert first["room"] == "ABCD"
     assert datetime.fromisoformat(first["time"]).tzinfo is not None
@@ -50,7 +50,7 @@ def test_every_event_is_one_json_line_with_level_logger_message_time_and_extras(
 
 
 def test_plain_is_the_default_and_a_wrong_format_is_refused():
-    assert "WARNING lobby.consumers closing a flooding connection" in _run("plain")[0]
+    assert "WARNING lobby.realtime.consumers closing a flooding connection" in _run("plain")[0]
     with pytest.raises(subprocess.CalledProcessError) as refused:
         _run("yaml")
     assert "LOG_FORMAT must be plain or json" in refused.value.stderr

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from lobby.batching import GroupCommit
+from lobby.realtime.batching import GroupCommit
 
 
 class Refused(Exception):

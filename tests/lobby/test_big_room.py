@@ -8,7 +8,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from lobby.selectors import room_picture
+from lobby.reads.selectors import room_picture
 from tests.support.communicator import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,7 +17,7 @@ ROOM = 300
 # A player's frame: the phase, the question (300 characters and six options of 120 at most), their own line,
 # the top 3 and the counts. Fixed, whatever the room's size.
 PLAYER_FRAME_LIMIT = 4096
-# The host's: the common part and a few dozen players' lines (lobby/host_view.py), whatever the room's size.
+# The host's: the common part and a few dozen players' lines (lobby/reads/host_view.py), whatever the room's size.
 HOST_FRAME_LIMIT = 64 * 1024
 WAIT = 60
 
@@ -172,8 +172,8 @@ async def test_a_joiner_is_never_told_they_were_removed_by_a_picture_from_before
     """The process's shared picture can lag a burst of joins; a new player must get a picture with them in it."""
     from channels.db import database_sync_to_async
 
-    from lobby import standings
-    from lobby.selectors import room_picture
+    from lobby.reads import standings
+    from lobby.reads.selectors import room_picture
 
     created = await room()
     stale = await database_sync_to_async(room_picture)(room_id=created.room.pk)

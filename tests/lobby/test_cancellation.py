@@ -8,7 +8,7 @@ import pytest
 import redis.asyncio as redis
 
 from core.cancellation import stop_if_cancelled
-from lobby import heal, rebalance
+from lobby.realtime import heal, rebalance
 
 
 async def _ping_that_turns_a_cancel_into_an_error(self, *args, **kwargs):

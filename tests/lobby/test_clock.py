@@ -11,9 +11,9 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from lobby import services
-from lobby.clock import CLOCK_TASK_NAME
-from lobby.machine import Action
 from lobby.models import Room
+from lobby.realtime.clock import CLOCK_TASK_NAME
+from lobby.rules.machine import Action
 from tests.support.communicator import Client, server_lifespan
 from tests.support.servers import start_asgi
 

@@ -7,11 +7,12 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from lobby import review, services
+from lobby import services
 from lobby.exceptions import NotNow, TooLate
-from lobby.machine import Action, Phase
 from lobby.models import Answer, Player, Room
-from lobby.selectors import room_snapshot
+from lobby.reads.selectors import room_snapshot
+from lobby.rules.machine import Action, Phase
+from lobby.services import review
 from quiz.models import Round
 from tests.support.communicator import Client
 

@@ -1,5 +1,5 @@
-"""One subscription per room and process (lobby/fanout.py): a process holding 200 players and the host of one room
-receives each room event once from the channel layer, and still gives every socket its own frame of it, once."""
+"""One subscription per room and process (lobby/realtime/fanout.py): a process holding 200 players and the host of one
+room receives each room event once from the channel layer, and still gives every socket its own frame of it, once."""
 
 import asyncio
 from collections import Counter, OrderedDict
@@ -9,9 +9,11 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from lobby import events, fanout, services, standings
-from lobby.machine import Action
-from lobby.selectors import room_picture
+from lobby import events, services
+from lobby.reads import standings
+from lobby.reads.selectors import room_picture
+from lobby.realtime import fanout
+from lobby.rules.machine import Action
 from tests.support.communicator import Client
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from lobby import frames, services
-from lobby.machine import Action
-from lobby.selectors import player_frame, player_you, room_picture
+from lobby import services
+from lobby.reads.selectors import player_frame, player_you, room_picture
+from lobby.realtime import frames
+from lobby.rules.machine import Action
 
 
 def _broadcast(snapshot: dict, sent_at: float) -> dict:

@@ -8,10 +8,10 @@ import pytest
 from channels.db import database_sync_to_async
 
 from core.wordfilter import blocked
-from lobby import name_words
-from lobby.friendly_names import DRAWS, all_names, friendly_name, language_of
 from lobby.models import Room
-from lobby.nicknames import NICKNAME_MAX, clean_nickname
+from lobby.rules import name_words
+from lobby.rules.friendly_names import DRAWS, all_names, friendly_name, language_of
+from lobby.rules.nicknames import NICKNAME_MAX, clean_nickname
 from lobby.services import JoinIn, players_join
 from quiz.models import Round
 from tests.factories import RoomFactory, RoundFactory

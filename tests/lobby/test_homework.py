@@ -1,5 +1,5 @@
 """Homework (issue 30): an assignment played alone by each player on their own clock before a deadline. The
-rules are called directly (lobby/services/homework.py) with their clock replaced; the players' JSON endpoints
+rules are called directly (lobby/homework/services.py) with their clock replaced; the players' JSON endpoints
 are exercised through Django's test client with CSRF checks on."""
 
 import csv
@@ -14,13 +14,13 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from lobby.audit import room_audit
 from lobby.exceptions import AlreadyAnswered, NicknameTaken, NotNow, TooLate
-from lobby.machine import Phase, answer_score
+from lobby.homework import services as homework
 from lobby.models import Answer, Player, Room
-from lobby.retention import retention_cutoff, rooms_past_retention
-from lobby.selectors import results_csv
-from lobby.services import homework
+from lobby.pages.audit import room_audit
+from lobby.reads.selectors import results_csv
+from lobby.rules.machine import Phase, answer_score
+from lobby.services.retention import retention_cutoff, rooms_past_retention
 from tests.support.servers import start_asgi
 
 T0 = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)

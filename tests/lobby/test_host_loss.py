@@ -3,7 +3,7 @@ worker each) behind HAProxy as deploy/haproxy.cfg configures it, on PostgreSQL, 
 layer shards (CHANNEL_LAYER_REDIS_URLS). One room whose players HAProxy spreads over the hosts plays a question; one
 host's whole process group is killed; every player is back within 5 s through the load balancer, no acknowledged
 answer is lost, nobody is refused (neither as too late nor by the socket cap, under the default caps); a fourth
-host then started takes a share of the sockets (lobby/rebalance.py sheds toward it between questions).
+host then started takes a share of the sockets (lobby/realtime/rebalance.py sheds toward it between questions).
 
 The room has 60 players, not the issue's 300: on this 2-core machine shared with other work, 300 players plus
 four hosts and HAProxy take most of a minute to join and make the 5 s bound depend on the machine's load, not on
@@ -27,8 +27,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from websockets.asyncio.client import connect
 
-from lobby import rebalance
 from lobby.models import Answer
+from lobby.realtime import rebalance
 from tests.support.hosts import HAPROXY, Host, Phone, free_port_on, haproxy_servers, start_haproxy, start_host
 from tests.support.proxy import OutageProxy
 from tests.support.servers import database_url, start_redis
@@ -61,7 +61,7 @@ async def display_connect(display: Phone, token: str):
 
 
 async def held_by(client, layer_prefix: str, hosts: list[Host]) -> list[int]:
-    """The sockets each host holds, from the registry its processes write (lobby/rebalance.py)."""
+    """The sockets each host holds, from the registry its processes write (lobby/realtime/rebalance.py)."""
     entries = await rebalance.registry(client, f"{layer_prefix}:rebalance:")
     pids = [set(h.pids()) for h in hosts]
     return [sum(n for name, n in entries.items() if rebalance.registry_pid(name) in p) for p in pids]

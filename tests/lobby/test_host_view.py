@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 
 from lobby import services
-from lobby.host_view import HOST_ASKED, HOST_NEWEST, HOST_TOP, PAGE_SIZE, host_frame
 from lobby.models import Player
-from lobby.selectors import Standings, room_picture, room_snapshot
+from lobby.reads.host_view import HOST_ASKED, HOST_NEWEST, HOST_TOP, PAGE_SIZE, host_frame
+from lobby.reads.selectors import Standings, room_picture, room_snapshot
 from lobby.tokens import HOST_TOKENS
 
 FRAME_LIMIT = 64 * 1024

@@ -1,4 +1,4 @@
-"""A dead server process's players get their open question's lost time back (lobby/lost.py): the time it was
+"""A dead server process's players get their open question's lost time back (lobby/realtime/lost.py): the time it was
 silent plus the grace, never more than a whole question's time, and only in rooms in an open question."""
 
 from datetime import timedelta
@@ -7,9 +7,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from lobby import lost
-from lobby.machine import Phase
 from lobby.models import Room
+from lobby.realtime import lost
+from lobby.rules.machine import Phase
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,6 +1,6 @@
 import pytest
 
-from lobby.machine import (
+from lobby.rules.machine import (
     Action,
     CrowdRule,
     Given,
@@ -254,7 +254,7 @@ def test_a_replay_scores_each_answer_over_the_window_it_was_given_and_without_sp
 def test_a_partly_right_answer_scores_its_share_and_a_replay_scores_it_the_same():
     """Credit (quiz kinds): a right answer's points times its credit plus the streak bonus; a partly right one its
     share of the time's points, ending the streak; a recompute after a void gives every answer what play gave."""
-    from lobby import machine
+    from lobby.rules import machine
 
     right = machine.answer_score(streak=1, correct=True, elapsed_ms=0, window_ms=20_000, credit=0.75)
     assert right == machine.Scored(points=750 + 100, streak=2)  # a number inside its band: 3/4, and the streak

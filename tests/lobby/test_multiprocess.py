@@ -139,7 +139,7 @@ def _answer_for_quiet_players(room, question_index: int) -> None:
 
 
 def _stored_standings(room_id):
-    from lobby.selectors import room_picture
+    from lobby.reads.selectors import room_picture
 
     return room_picture(room_id=room_id).standings.players
 

@@ -4,7 +4,7 @@ import pytest
 
 from lobby import services
 from lobby.exceptions import NicknameCharacters, NicknameInvalid
-from lobby.nicknames import clean_nickname
+from lobby.rules.nicknames import clean_nickname
 
 EMOJI_NAMES = [
     "🦊🎉 Zoë 👩🏽‍🚀",  # a joiner and a skin tone

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from lobby.services import homework
+from lobby.homework import services as homework
 
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 

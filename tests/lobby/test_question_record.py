@@ -1,5 +1,6 @@
-"""A question's record in its owner's bank (lobby/question_record.py) and the bank's pages (lobby/bank_views.py):
-checks, plays, the share right, reports and labels; private to its owner; a round from picked questions."""
+"""A question's record in its owner's bank (lobby/reads/question_record.py) and the bank's pages
+(lobby/pages/bank_views.py): checks, plays, the share right, reports and labels; private to its owner; a round from
+picked questions."""
 
 import pytest
 from django.conf import settings
@@ -7,7 +8,7 @@ from django.test import Client
 from django.utils import translation
 
 from lobby.models import Room
-from lobby.question_record import played_question_ids, question_record
+from lobby.reads.question_record import played_question_ids, question_record
 from quiz.models import Question, Round
 from quiz.questions.bank import NOT_PLAYED, PLAYED, BankQuery, QuestionNotFound, bank_search
 from quiz.services import round_create_for_host

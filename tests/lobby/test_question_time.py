@@ -1,18 +1,19 @@
 """A question's own time (an imported Kahoot! or Quizizz time limit, the editor's): used instead of the room's
 timer for that question, live and in homework, and stretched by extra time as the room's is. The rule is tried
-on its own (lobby/machine.py, plain data), then through the live services with the answer's arrival time given
+on its own (lobby/rules/machine.py, plain data), then through the live services with the answer's arrival time given
 (`received_at`, the clock the server judges an answer by) and through homework with its clock replaced."""
 
 from datetime import timedelta
 
 import pytest
 
-from lobby import machine, services
+from lobby import services
 from lobby.exceptions import TooLate
-from lobby.machine import Action, Phase
+from lobby.homework import services as homework
 from lobby.models import Answer, Room
-from lobby.selectors import room_snapshot
-from lobby.services import homework
+from lobby.reads.selectors import room_snapshot
+from lobby.rules import machine
+from lobby.rules.machine import Action, Phase
 from quiz.validation import QuestionData
 from tests.lobby.test_homework import DEADLINE, T0, Clock
 

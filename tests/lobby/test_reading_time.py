@@ -9,9 +9,9 @@ from channels.db import database_sync_to_async
 
 from lobby import services
 from lobby.exceptions import AnswerRefused, NotNow
-from lobby.machine import Action
 from lobby.models import Answer, Room
-from lobby.selectors import room_snapshot
+from lobby.reads.selectors import room_snapshot
+from lobby.rules.machine import Action
 from quiz.models import Round
 
 CORRECT = 1  # SAMPLE's first question: "What is 2 + 2?" -> "4", shown in the round's order

@@ -1,4 +1,4 @@
-"""Spreading sockets after a worker restart (lobby/rebalance.py): who is over its share, and which sockets may
+"""Spreading sockets after a worker restart (lobby/realtime/rebalance.py): who is over its share, and which sockets may
 be asked to reconnect (never a player who may be answering)."""
 
 import asyncio
@@ -10,10 +10,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 
-from lobby import rebalance
-from lobby.machine import Phase
 from lobby.models import Room
-from lobby.rebalance import Policy, Rebalancer, eligible, to_shed
+from lobby.realtime import rebalance
+from lobby.realtime.rebalance import Policy, Rebalancer, eligible, to_shed
+from lobby.rules.machine import Phase
 
 POLICY = Policy(factor=1.5, minimum=10, batch=5)
 

@@ -1,4 +1,4 @@
-"""A game's results as its host reads them afterwards, and the host's past games (lobby/results.py)."""
+"""A game's results as its host reads them afterwards, and the host's past games (lobby/pages/results.py)."""
 
 from datetime import timedelta
 
@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from lobby.models import Player, Room
-from lobby.results import game_results, past_games
+from lobby.pages.results import game_results, past_games
 from lobby.tokens import host_token
 from tests.factories import AnswerFactory, FlagFactory, PlayerFactory, ReportFactory, RoomFactory
 

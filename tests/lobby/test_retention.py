@@ -1,4 +1,4 @@
-"""Retention (lobby/retention.py): old games and sessions go, recent ones stay whole."""
+"""Retention (lobby/services/retention.py): old games and sessions go, recent ones stay whole."""
 
 from datetime import timedelta
 from io import StringIO
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from config.celery_app import app
 from lobby.models import Answer, Player, Report, Room, VoidedQuestion
-from lobby.retention import old_data_purge
+from lobby.services.retention import old_data_purge
 from lobby.tasks import purge_old_data
 from quiz.models import GenerationJob, Round
 from tests.factories import AnswerFactory, GenerationJobFactory, PlayerFactory, ReportFactory, RoomFactory

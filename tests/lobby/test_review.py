@@ -6,10 +6,12 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from lobby import events, machine, review, services
-from lobby.machine import Action
+from lobby import events, services
 from lobby.models import Answer, Player, Room, VoidedQuestion
-from lobby.selectors import room_snapshot
+from lobby.reads.selectors import room_snapshot
+from lobby.rules import machine
+from lobby.rules.machine import Action
+from lobby.services import review
 from review.models import Flag
 from review.services import review_label
 from tests.factories import AnswerFactory, FlagFactory, PlayerFactory

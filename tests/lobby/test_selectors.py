@@ -3,8 +3,9 @@ import io
 
 import pytest
 
-from lobby import machine, services
-from lobby.selectors import crowd_rule, results_csv
+from lobby import services
+from lobby.reads.selectors import crowd_rule, results_csv
+from lobby.rules import machine
 
 pytestmark = pytest.mark.django_db
 

@@ -18,9 +18,9 @@ from lobby.exceptions import (
     RoomNotFound,
     TooLate,
 )
-from lobby.machine import Action, Phase
 from lobby.models import Answer, Room
-from lobby.selectors import room_snapshot
+from lobby.reads.selectors import room_snapshot
+from lobby.rules.machine import Action, Phase
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
-"""A channel-layer shard dies while phones connect (lobby/socket_guard.py): every handshake is answered, with the
-game's picture or with a refusal the page backs off on (an error frame with retry_after, then close 1013), never
+"""A channel-layer shard dies while phones connect (lobby/realtime/socket_guard.py): every handshake is answered, with
+the game's picture or with a refusal the page backs off on (an error frame with retry_after, then close 1013), never
 with an HTTP 500; once the shard is back every phone is in. And a socket's frames keep to the handshake: the
 server's log holds no ASGI protocol error."""
 
@@ -11,7 +11,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from lobby.socket_guard import SocketState
+from lobby.realtime.socket_guard import SocketState
 from tests.support.hosts import Phone
 from tests.support.servers import start_asgi, start_redis
 

@@ -6,10 +6,11 @@ import io
 
 import pytest
 
-from lobby import machine, services
-from lobby.machine import Action
+from lobby import services
 from lobby.models import Answer, Room
-from lobby.selectors import player_view, results_csv, room_snapshot
+from lobby.reads.selectors import player_view, results_csv, room_snapshot
+from lobby.rules import machine
+from lobby.rules.machine import Action
 from review.models import Flag
 from tests.factories import PlayerFactory, RoomFactory, RoundFactory
 from tests.support.communicator import Client

@@ -1,5 +1,5 @@
 """A worker killed with players on it: they come back (to the survivor), and once uvicorn has restarted the
-worker the sockets spread over both again (lobby/rebalance.py), nobody moved while a question is open and no
+worker the sockets spread over both again (lobby/realtime/rebalance.py), nobody moved while a question is open and no
 answer lost. One server, two uvicorn workers on one port: the kernel picks the worker of each connection."""
 
 import asyncio
@@ -13,8 +13,8 @@ import redis.asyncio as redis
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from lobby import rebalance
 from lobby.models import Answer
+from lobby.realtime import rebalance
 from tests.support.peer import Peer
 from tests.support.servers import start_asgi
 

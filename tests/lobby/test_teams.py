@@ -10,11 +10,14 @@ from datetime import timedelta
 import pytest
 from channels.db import database_sync_to_async
 
-from lobby import machine, review, services, team_board, teams
+from lobby import services
 from lobby.exceptions import AnswerRefused, NotNow
-from lobby.machine import Action
 from lobby.models import Answer, Player, Room, Team, VoidedQuestion
-from lobby.selectors import player_frame, room_picture, room_snapshot
+from lobby.reads import team_board
+from lobby.reads.selectors import player_frame, room_picture, room_snapshot
+from lobby.rules import machine, teams
+from lobby.rules.machine import Action
+from lobby.services import review
 from lobby.services.common import bump
 from quiz.models import Round
 

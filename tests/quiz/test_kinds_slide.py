@@ -6,9 +6,9 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from lobby.machine import Action, Phase, Position, transition
 from lobby.models import Answer, Room
-from lobby.results import game_results
+from lobby.pages.results import game_results
+from lobby.rules.machine import Action, Phase, Position, transition
 from lobby.services import CreatedRoom
 from lobby.tokens import host_token
 from quiz.importing import export_json, parse_json

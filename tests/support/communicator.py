@@ -16,7 +16,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from lobby.routing import websocket_urlpatterns
+from lobby.realtime.routing import websocket_urlpatterns
 
 app = URLRouter(websocket_urlpatterns)
 

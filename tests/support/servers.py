@@ -44,7 +44,7 @@ def server_env(**extra: str) -> dict[str, str]:
         CHANNEL_LAYER_PREFIX=settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "quizgate"),
         GAME_CLOCK_INTERVAL="0.1",
         LOG_LEVEL="WARNING",
-        # Spreading sockets over processes (lobby/rebalance.py) closes sockets with 4012, which the app's page
+        # Spreading sockets over processes (lobby/realtime/rebalance.py) closes sockets with 4012, which the app's page
         # answers by reconnecting and a test's or bench's own client does not: off unless a test is about it
         # (tests/lobby/test_spread.py, bench/worker_restart.py turn it on).
         REBALANCE_INTERVAL_SECONDS="0",

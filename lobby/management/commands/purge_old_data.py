@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from lobby.retention import old_data_purge
+from lobby.services.retention import old_data_purge
 
 
 class Command(BaseCommand):

@@ -15,9 +15,9 @@ from channels.db import database_sync_to_async
 from django.urls import reverse
 from django.utils import timezone
 
-from lobby import machine
-from lobby.machine import Action, Phase, Position
 from lobby.models import Room
+from lobby.rules import machine
+from lobby.rules.machine import Action, Phase, Position
 from lobby.services import game_act, room_create, writing_tick
 from quiz.exceptions import QuizError
 from quiz.generation import jobs

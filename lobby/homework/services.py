@@ -1,0 +1,395 @@
+"""Homework: an assignment of a round, played alone by each player on their own clock before a deadline.
+
+An assignment is an ordinary room created already past its last question (phase finished), so the results page,
+the results CSV and the audit export read it as a finished game, and no live socket or game clock plays it.
+Everything a player's place needs is in the database (lobby.models.HomeworkProgress): nothing is held in a
+process's memory, so a player resumes after a reload or a server restart.
+
+Each question's clock starts when the player opens it; their own deadline is the question's own time (or the room's
+timer when it has none) stretched by their extra time (machine.question_timer_ms, machine.time_window_ms), never
+later than the assignment's deadline. Answers are judged by the question's kind, as the live game judges them, and
+scored at once with machine.answer_score (the same formula and streak bonus). A question left unanswered past the
+player's own deadline scores nothing. With reveal "deadline", nothing a player is sent names the right answer, an
+explanation, points or a score until the assignment's deadline has passed.
+
+`now` is the one time source of these rules: tests replace it."""
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from lobby.exceptions import (
+    AlreadyAnswered,
+    AnswerRefused,
+    BadToken,
+    NicknameTaken,
+    NotNow,
+    PlayerRemoved,
+    RoomNotFound,
+    TooLate,
+)
+from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
+from lobby.rules import machine, ways
+from lobby.rules.machine import Phase
+from lobby.rules.nicknames import clean_nickname
+from lobby.rules.showing import question_numbering, shown_order
+from lobby.services.answers import answer_given
+from lobby.services.rooms import CreatedRoom, normalize_code, room_create
+from lobby.tokens import player_token, read_player_token
+from quiz.kinds import BadAnswer, kind_of
+from quiz.selectors import round_question_facts
+
+REVEALS = (Assignment.REVEAL_EACH, Assignment.REVEAL_DEADLINE)
+
+
+def now() -> datetime:
+    """The time the rules judge by (tests patch this)."""
+    return timezone.now()
+
+
+class DeadlinePassed(NotNow):
+    code = "deadline_passed"
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or _("The deadline of this homework has passed: it can no longer be played."))
+
+
+def assignment_create(
+    *,
+    round_id: int,
+    deadline: datetime,
+    reveal: str,
+    timer_seconds: int,
+    owner_key: str = "",
+    no_speed_bonus: bool = False,
+) -> CreatedRoom:
+    """A new assignment of a round: a room past its last question, open to players until `deadline` (aware)."""
+    if reveal not in REVEALS:
+        raise NotNow(_("Choose when players see the right answers."))
+    if timezone.is_naive(deadline):
+        raise NotNow(_("The deadline needs a time zone."))
+    if deadline <= now():
+        raise NotNow(_("The deadline must be in the future."))
+    with transaction.atomic():
+        created = room_create(
+            round_id=round_id, timer_seconds=timer_seconds, owner_key=owner_key, no_speed_bonus=no_speed_bonus
+        )
+        room = created.room
+        Room.objects.filter(pk=room.pk).update(phase=Phase.FINISHED, question_index=room.question_count - 1)
+        room.phase, room.question_index = Phase.FINISHED, room.question_count - 1
+        Assignment.objects.create(room=room, deadline=deadline, reveal=reveal)
+    return created
+
+
+def assignment_by_code(code: object) -> Assignment:
+    try:
+        return Assignment.objects.select_related("room").get(room__code=normalize_code(code))
+    except Assignment.DoesNotExist:
+        raise RoomNotFound() from None
+
+
+def is_open(assignment: Assignment, *, at: datetime | None = None) -> bool:
+    return (at or now()) < assignment.deadline
+
+
+def answers_shown(assignment: Assignment, *, at: datetime | None = None) -> bool:
+    """May a player be told what is right, and their points? After each question, or only past the deadline."""
+    return assignment.reveal == Assignment.REVEAL_EACH or not is_open(assignment, at=at)
+
+
+def homework_join(*, code: object, nickname: object) -> tuple[Player, str]:
+    """A new player of an assignment (the live game's nickname rules), and their signed token."""
+    name, key = clean_nickname(nickname)
+    assignment = assignment_by_code(code)
+    if not is_open(assignment):
+        raise DeadlinePassed()
+    room = assignment.room
+    try:
+        with transaction.atomic():
+            player = Player.objects.create(room=room, nickname=name, nickname_key=key)
+            HomeworkProgress.objects.create(player=player, question_index=_past_slides(room, 0))
+    except IntegrityError:
+        raise NicknameTaken() from None
+    return player, player_token(room_code=room.code, player_id=player.pk)
+
+
+def homework_player(*, code: object, token: object) -> Player:
+    """The player a token names, in this assignment."""
+    grant = read_player_token(token)
+    if grant is None or grant[0] != normalize_code(code):
+        raise BadToken()
+    player = Player.objects.select_related("room", "room__assignment", "homework").filter(pk=grant[1]).first()
+    if player is None or not hasattr(player, "homework"):
+        raise BadToken()
+    if player.removed:
+        raise PlayerRemoved()
+    return player
+
+
+def _past_slides(room: Room, index: int) -> int:
+    """The first step from `index` on that asks something: a slide is shown on a big screen, which homework has
+    none of, so homework steps over it (it is counted nowhere as a question)."""
+    while (
+        index < room.question_count and not kind_of(round_question_facts(round_id=room.round_id, position=index)).asks
+    ):
+        index += 1
+    return index
+
+
+def _question(room: Room, index: int):
+    question = round_question_facts(round_id=room.round_id, position=index)
+    return question, shown_order(question, seed=room.option_seed, question_index=index), kind_of(question)
+
+
+def _window_ms(room: Room, player: Player, question) -> int:
+    """The player's own time on `question`: its own seconds or the room's timer, stretched by their extra time,
+    as live (machine.question_timer_ms, machine.time_window_ms)."""
+    timer_ms = machine.question_timer_ms(room_seconds=room.timer_seconds, question_seconds=question.seconds)
+    return machine.time_window_ms(timer_ms=timer_ms, time_percent=player.time_percent)
+
+
+def _expire(progress: HomeworkProgress, player: Player, room: Room, at: datetime) -> None:
+    """A question opened and left unanswered past the player's own deadline: it scores nothing (and ends the
+    streak, as an unanswered live question does; a poll leaves it), and the player goes on to the next one.
+    Called with the progress row locked."""
+    while progress.opened_at is not None and progress.own_deadline is not None and at > progress.own_deadline:
+        index = progress.question_index
+        if Answer.objects.filter(player=player, question_index=index).exists():
+            break  # answered in time: already moved on by the answer
+        question, _order, kind = _question(room, index)
+        if kind.scored and player.streak:
+            player.streak = 0
+            Player.objects.filter(pk=player.pk).update(streak=0)
+        progress.question_index = _past_slides(room, index + 1)
+        progress.opened_at = progress.own_deadline = None
+        if progress.question_index >= room.question_count:
+            progress.finished_at = progress.finished_at or at
+        progress.save()
+
+
+def _locked(player_id: int) -> tuple[Player, HomeworkProgress, Room, Assignment]:
+    progress = HomeworkProgress.objects.select_for_update().get(player_id=player_id)
+    player = Player.objects.select_related("room", "room__assignment").get(pk=player_id)
+    return player, progress, player.room, player.room.assignment
+
+
+def homework_state(*, player_id: int) -> dict[str, Any]:
+    """A player's place, from the database: the page draws itself from it after a reload or a restart."""
+    at = now()
+    with transaction.atomic():
+        player, progress, room, assignment = _locked(player_id)
+        _expire(progress, player, room, at)
+    player.refresh_from_db(fields=["score", "streak"])
+    shown = answers_shown(assignment, at=at)
+    state: dict[str, Any] = {
+        "nickname": player.nickname,
+        "title": room.round.title,
+        "question_count": room.question_count,
+        "question_index": progress.question_index,
+        "deadline": assignment.deadline.isoformat(),
+        "open": is_open(assignment, at=at),
+        "finished": progress.question_index >= room.question_count,
+        "reveal": assignment.reveal,
+    }
+    if not state["finished"]:
+        # "Question 3 of 10" as live counts it (a slide has no number, and homework steps over it).
+        state["numbering"] = question_numbering(
+            round_id=room.round_id, index=progress.question_index, count=room.question_count
+        )
+    if shown:
+        state["score"] = player.score
+        # Each question the player is past; every question once the deadline is (none ahead of them before).
+        upto = progress.question_index if state["open"] else room.question_count
+        state["answers"] = _answers_told(player, room, upto=min(upto, room.question_count))
+    if progress.opened_at is not None and not state["finished"]:
+        state["question"] = _open_question(room, progress, at)
+    return state
+
+
+def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict[str, Any]:
+    """The question the player has open, as its kind shows it while open (never what is right)."""
+    index = progress.question_index
+    question, order, kind = _question(room, index)
+    shown = {"index": index, "kind": kind.name, "text": question.text, **kind.public(question, order)}
+    if question.image:
+        shown["image"] = question.image
+    # The countdown, as the live phone's: the time left, and the player's whole window (the bar's full length).
+    shown["remaining_ms"] = max(int((progress.own_deadline - at).total_seconds() * 1000), 0)
+    shown["window_ms"] = max(int((progress.own_deadline - progress.opened_at).total_seconds() * 1000), 0)
+    shown["numbering"] = question_numbering(round_id=room.round_id, index=index, count=room.question_count)
+    return shown
+
+
+def _answers_told(player: Player, room: Room, *, upto: int) -> list[dict[str, Any]]:
+    """The questions before `upto` with what was right, and the player's own answer and verdict, for when they
+    may see it. Each question and its right answer are as the live phone gets them at a reveal (its kind's
+    public part and reveal, in the player's order), so the page draws each kind as the live game does."""
+    told = []
+    given = {
+        index: (option, response, correct, points)
+        for index, option, response, correct, points in Answer.objects.filter(player=player).values_list(
+            "question_index", "option", "response", "correct", "points"
+        )
+    }
+    for index in range(upto):
+        question, order, kind = _question(room, index)
+        option, response, correct, points = given.get(index, (None, None, False, 0))
+        told.append(
+            {
+                **_verdict(question, order, kind, index=index, correct=correct, points=points),
+                "question": {
+                    "index": index,
+                    "kind": kind.name,
+                    "text": question.text,
+                    **kind.public(question, order),
+                    "numbering": question_numbering(round_id=room.round_id, index=index, count=room.question_count),
+                },
+                "given": None if option is None else kind.shown(question, order, option, response),
+            }
+        )
+    return told
+
+
+def _verdict(question, order, kind, *, index: int, correct: bool, points: int) -> dict[str, Any]:
+    """The player's verdict on one question and its reveal as a live phone gets it (its kind's, in the player's
+    order), so the page draws both, and the right answer's words, with the live phone's code."""
+    return {
+        "index": index,
+        "correct": correct if kind.scored else None,
+        "points": points,
+        "explanation": question.explanation,
+        "reveal": kind.reveal(question, order, []),
+    }
+
+
+def homework_open(*, player_id: int, question_index: object) -> dict[str, Any]:
+    """The player opens their next question: its clock starts now. Opening the one already open (a reload)
+    keeps its clock; no question is opened after the assignment's deadline."""
+    at = now()
+    with transaction.atomic():
+        player, progress, room, assignment = _locked(player_id)
+        _expire(progress, player, room, at)
+        if progress.question_index >= room.question_count:
+            raise NotNow(_("You have answered every question of this homework."))
+        if question_index != progress.question_index or isinstance(question_index, bool):
+            raise NotNow(_("That question is not the next one."))
+        if progress.opened_at is None:
+            if not is_open(assignment, at=at):
+                raise DeadlinePassed()
+            question, _order, _kind = _question(room, progress.question_index)
+            window = timedelta(milliseconds=_window_ms(room, player, question))
+            progress.opened_at = at
+            progress.own_deadline = min(at + window, assignment.deadline)
+            progress.save(update_fields=["opened_at", "own_deadline"])
+        return _open_question(room, progress, at)
+
+
+def homework_answer(*, player_id: int, question_index: object, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The player's one answer to the question they have open, judged at once by its kind and scored. The
+    reply is small: the next question's number, and (when answers are shown) the verdict and points."""
+    at = now()
+    with transaction.atomic():
+        player, progress, room, assignment = _locked(player_id)
+        if not isinstance(question_index, int) or isinstance(question_index, bool):
+            raise AnswerRefused(_("The answer must name the question it is for."))
+        if (
+            question_index < progress.question_index
+            or Answer.objects.filter(player=player, question_index=question_index).exists()
+        ):
+            raise AlreadyAnswered()
+        if question_index != progress.question_index or progress.opened_at is None:
+            raise AnswerRefused(_("That question is not open."))
+        if at > progress.own_deadline:
+            _expire(progress, player, room, at)
+            raise TooLate()
+        question, order, kind = _question(room, question_index)
+        try:
+            judged = kind.judge(question, answer_given(given), order)
+        except BadAnswer as error:
+            raise AnswerRefused(str(error)) from None
+        elapsed_ms = max(int((at - progress.opened_at).total_seconds() * 1000), 0)
+        window_ms = _window_ms(room, player, question)
+        if kind.scored:
+            scored = machine.answer_score(
+                streak=player.streak,
+                correct=judged.right,
+                elapsed_ms=elapsed_ms,
+                window_ms=window_ms,
+                speed_bonus=ways.speed_bonus(room),
+                credit=judged.credit,
+            )
+        else:
+            scored = machine.Scored(points=0, streak=player.streak)
+        Answer.objects.create(
+            room=room,
+            player=player,
+            question_index=question_index,
+            option=judged.option,
+            elapsed_ms=elapsed_ms,
+            correct=judged.right,
+            points=scored.points,
+            credit=judged.credit,
+            response=judged.response,
+            window_ms=window_ms,
+        )
+        player.score += scored.points
+        player.streak = scored.streak
+        Player.objects.filter(pk=player.pk).update(score=player.score, streak=player.streak)
+        progress.question_index = _past_slides(room, question_index + 1)
+        progress.opened_at = progress.own_deadline = None
+        if progress.question_index >= room.question_count:
+            progress.finished_at = at
+        progress.save()
+    reply: dict[str, Any] = {
+        "next": progress.question_index,
+        "finished": progress.finished_at is not None,
+        "given": kind.shown(question, order, judged.option, judged.response),
+    }
+    if answers_shown(assignment, at=at):
+        reply["verdict"] = _verdict(
+            question, order, kind, index=question_index, correct=judged.right, points=scored.points
+        )
+        reply["score"] = player.score
+    return reply
+
+
+def homework_overview(*, room: Room) -> dict[str, Any]:
+    """The host's page: who has started and finished, and per question how many answered and how many right."""
+    assignment = room.assignment
+    players = list(
+        Player.objects.filter(room=room, removed=False)
+        .select_related("homework")
+        .order_by("joined_at", "pk")
+        .values_list("pk", "nickname", "score", "homework__question_index", "homework__finished_at")
+    )
+    per_question = {index: [0, 0] for index in range(room.question_count)}
+    answering: set[int] = set()  # "started": answered at least once (joining alone starts nothing)
+    for player_id, index, correct in Answer.objects.filter(room=room).values_list(
+        "player_id", "question_index", "correct"
+    ):
+        per_question[index][0] += 1
+        per_question[index][1] += bool(correct)
+        answering.add(player_id)
+    return {
+        "deadline": assignment.deadline.isoformat(),
+        "open": is_open(assignment),
+        "players": [
+            {
+                "nickname": nickname,
+                "score": score,
+                "answered": min(index or 0, room.question_count),
+                "finished": finished is not None,
+            }
+            for _pk, nickname, score, index, finished in players
+        ],
+        "started": sum(1 for pk, *_rest in players if pk in answering),
+        "finished": sum(1 for *_rest, finished in players if finished is not None),
+        "questions": [
+            {"number": index + 1, "answered": counts[0], "correct": counts[1]}
+            for index, counts in sorted(per_question.items())
+        ],
+    }

@@ -1,0 +1,185 @@
+"""Homework's pages and its players' JSON endpoints (the rules are lobby/homework/services.py). Every POST
+carries the CSRF token (the page's script sends it as X-CSRFToken from the csrftoken cookie)."""
+
+import json
+
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from core.lan import shareable_url
+from core.owner_keys import session_owner_key
+from core.text import safe_payload
+from lobby.exceptions import BadToken, GameError, RoomNotFound
+from lobby.homework import services as homework
+from lobby.models import Assignment, Room
+from lobby.pages.forms import HomeworkCreateForm
+from lobby.pages.views import (
+    _host_only,
+    _keep_host_token,
+    _room_guess,
+    _selected_source,
+    _source_choices,
+    _too_many,
+    qr_svg,
+)
+from lobby.realtime import ratelimit
+from quiz.exceptions import QuizError
+from quiz.models import Pack, Round
+from quiz.services import round_create_from_pack
+
+# A player's request body: a token, a question number and an answer (a typed answer is at most 100 characters).
+MAX_BODY = 4096
+
+
+@require_http_methods(["GET", "POST"])
+@ensure_csrf_cookie
+def homework_new(request: HttpRequest) -> HttpResponse:
+    form = HomeworkCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        kind, object_id = form.cleaned_data["source"]
+        try:
+            if kind == "pack":
+                round_ = round_create_from_pack(pack=Pack.objects.get(pk=object_id))
+            else:
+                round_ = Round.objects.get(pk=object_id, owner_key=session_owner_key(request.session) or "-")
+            created = homework.assignment_create(
+                round_id=round_.pk,
+                deadline=form.deadline_utc(),
+                reveal=form.cleaned_data["reveal"],
+                timer_seconds=form.cleaned_data["timer_seconds"],
+                owner_key=session_owner_key(request.session, create=True),
+                no_speed_bonus=form.cleaned_data["no_speed_bonus"],
+            )
+        except (Pack.DoesNotExist, Round.DoesNotExist):
+            form.add_error("source", _("That pack or round no longer exists."))
+        except (QuizError, GameError) as error:
+            form.add_error(None, str(error))
+        else:
+            _keep_host_token(request, created.room.code, created.host_token)
+            return redirect("lobby:homework_host", code=created.room.code)
+    choices = _source_choices(request)
+    selected = _selected_source(request, choices)
+    return render(request, "lobby/homework_new.html", {"form": form, "choices": choices, "selected": selected})
+
+
+def _assignment_or_404(room: Room) -> Assignment:
+    try:
+        return room.assignment
+    except Assignment.DoesNotExist:
+        raise Http404 from None
+
+
+@require_GET
+@_host_only(missing_page=True)
+def homework_host(request: HttpRequest, room: Room) -> HttpResponse:
+    assignment = _assignment_or_404(room)
+    link = shareable_url(request, reverse("lobby:homework_play", kwargs={"code": room.code}))
+    context = {
+        "room": room,
+        "assignment": assignment,
+        "link": link,
+        "qr_svg": qr_svg(link, title=_("QR code to open homework %(code)s") % {"code": room.code}),
+        "overview": homework.homework_overview(room=room),
+    }
+    return render(request, "lobby/homework_host.html", context)
+
+
+@require_GET
+@_host_only()
+def homework_status(request: HttpRequest, room: Room) -> HttpResponse:
+    _assignment_or_404(room)
+    response = JsonResponse(homework.homework_overview(room=room))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+@ensure_csrf_cookie
+def homework_play(request: HttpRequest, code: str) -> HttpResponse:
+    try:
+        room = _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        return _too_many(error)
+    except RoomNotFound:
+        return render(request, "lobby/room_missing.html", {"code": code}, status=404)
+    assignment = _assignment_or_404(room)
+    context = {"room": room, "assignment": assignment, "open": homework.is_open(assignment)}
+    return render(request, "lobby/homework_play.html", context)
+
+
+def _body(request: HttpRequest) -> dict:
+    if len(request.body) > MAX_BODY:
+        raise GameError(_("That request is too large."))
+    try:
+        data = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise GameError(_("That request could not be read."))
+    return safe_payload(data)  # every text in it storable (core/text.py), as the room's socket does
+
+
+def _api(handler):
+    """A player's JSON endpoint: the body read, the player found by their token (but for joining), a game error
+    answered as {"error", "code"} with 400 (403 for a token that names no player)."""
+
+    def view(request: HttpRequest, code: str) -> HttpResponse:
+        try:
+            data = _body(request)
+            reply = handler(request, code, data)
+        except BadToken as error:
+            return JsonResponse({"error": str(error), "code": error.code}, status=403)
+        except GameError as error:
+            return JsonResponse({"error": str(error), "code": error.code}, status=400)
+        finally:
+            _let_go_of_the_connection()
+        response = JsonResponse(reply)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    view.__name__ = handler.__name__
+    return require_POST(view)
+
+
+def _let_go_of_the_connection() -> None:
+    """Under ASGI each sync request runs on a thread of its own, and a persistent connection (CONN_MAX_AGE)
+    stays open with its thread: 200 players answering at once held PostgreSQL's 100 connections and refused the
+    rest (bench/homework_load.py). These endpoints are the many small requests of many players, so each closes
+    its connection when done (inside a test's transaction it stays)."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+def _player(code: str, data: dict):
+    return homework.homework_player(code=code, token=data.get("token"))
+
+
+@_api
+def api_join(request: HttpRequest, code: str, data: dict) -> dict:
+    try:
+        _room_guess(request, code)
+    except ratelimit.RateLimited as error:
+        raise GameError(str(error)) from None
+    player, token = homework.homework_join(code=code, nickname=data.get("nickname"))
+    return {"token": token, "state": homework.homework_state(player_id=player.pk)}
+
+
+@_api
+def api_state(request: HttpRequest, code: str, data: dict) -> dict:
+    return homework.homework_state(player_id=_player(code, data).pk)
+
+
+@_api
+def api_start(request: HttpRequest, code: str, data: dict) -> dict:
+    return homework.homework_open(player_id=_player(code, data).pk, question_index=data.get("question"))
+
+
+@_api
+def api_answer(request: HttpRequest, code: str, data: dict) -> dict:
+    player = _player(code, data)
+    return homework.homework_answer(player_id=player.pk, question_index=data.get("question"), given=data)

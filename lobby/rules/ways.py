@@ -1,0 +1,158 @@
+"""Ways to play: the rules a host sets on a room, each one entry of one table.
+
+An entry says what it stores (its fields on `Room`, read with the room's picture row), what it adds to every
+reader's picture (`picture`, from that row), what the host sets in the lobby (`setting`: the message, its field,
+the value's check and the words when the game has started) and how it scores (`speed_bonus`: whether a right
+answer still earns more the sooner it comes). The picture's way-to-play part is assembled from the entries
+(`picture`), the socket's lobby settings are made from them (lobby/realtime/messages.py), the lobby setter is one
+service for all (`services.room_way_set`), and scoring asks `speed_bonus(room)`.
+
+A new way to play is an entry here and its field on `Room` (with its migration); its words translated, and the
+host's control on the page if a person sets it there.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from lobby.exceptions import BadMessage, NotNow
+from lobby.rules.teams import TeamsMode
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the host sets in the lobby, over the socket: `{"type": message, key: value}`."""
+
+    message: str
+    key: str
+    clean: Callable[[Any], Any]  # the value to store, or a GameError with words for the host
+    started: Any  # the refusal once the game has started: a game must not change how it plays halfway
+
+
+@dataclass(frozen=True)
+class Way:
+    name: str
+    stores: dict[str, type]  # its fields on Room (round__… on its round), and their types as the picture reads them
+    picture: Callable[[dict], dict]  # what it adds to every reader's picture, from the room's row
+    setting: Setting | None = None
+    speed_bonus: Callable[[Any], bool] | None = None  # False: a right answer scores the same at any moment
+
+
+def _boolean(missing) -> Callable[[Any], bool]:
+    def clean(value):
+        if not isinstance(value, bool):  # bool("false") is True: only a real boolean will do
+            raise BadMessage(missing)
+        return value
+
+    return clean
+
+
+def _reading_seconds(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadMessage(_("Say seconds: a whole number from 0 to 10."))
+    return reading_seconds_clean(value)
+
+
+def reading_seconds_clean(value) -> int:
+    """A moment to read, 0 to ROOM_MAX_READING seconds (also the create form's and the service's check)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= settings.ROOM_MAX_READING:
+        raise NotNow(_("The time to read must be 0 to %(max)s seconds.") % {"max": settings.ROOM_MAX_READING})
+    return value
+
+
+def _written_live(room: dict) -> dict:
+    """A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits for
+    the next one; `end_note`, why the game ended early ("short", "timeout"); `planned_count`, how many the round
+    will have while it is written (what "Question 1 of 6" counts)."""
+    if not room["written_live"]:
+        return {}
+    writing = room["round__writing"]
+    planned = max(room["round__expected_count"] or 0, room["question_count"]) if writing else room["question_count"]
+    return {
+        "writing": writing,
+        "waiting": room["waiting_since"] is not None,
+        "end_note": room["end_note"],
+        "planned_count": planned,
+    }
+
+
+def _teams(room: dict) -> dict:
+    """The mode and team talk's seconds; the board itself (names, sizes, scores) comes from the stored answers
+    (lobby/reads/selectors.py, with each player's place in their team)."""
+    if room["teams_mode"] == TeamsMode.OFF:
+        return {}
+    return {"teams_mode": room["teams_mode"], "team_talk_seconds": room["team_talk_seconds"]}
+
+
+WAYS: tuple[Way, ...] = (
+    Way(
+        "no_speed_bonus",
+        {"no_speed_bonus": bool},
+        lambda room: {"no_speed_bonus": room["no_speed_bonus"]},
+        Setting(
+            "speed_bonus",
+            "no_speed_bonus",
+            _boolean(_("Say no_speed_bonus: true or false.")),
+            _("The speed bonus can only be changed before the game starts."),
+        ),
+        speed_bonus=lambda room: not room.no_speed_bonus,
+    ),
+    Way(
+        "accuracy_only",
+        {"accuracy_only": bool},
+        lambda room: {"accuracy_only": room["accuracy_only"]},
+        Setting(
+            "accuracy_only",
+            "accuracy_only",
+            _boolean(_("Say accuracy_only: true or false.")),
+            _("Accuracy only can only be changed before the game starts."),
+        ),
+        speed_bonus=lambda room: not room.accuracy_only,
+    ),
+    Way(
+        "reading_seconds",
+        {"reading_seconds": int},
+        lambda room: {"reading_seconds": room["reading_seconds"]},
+        Setting(
+            "reading", "seconds", _reading_seconds, _("The time to read can only be changed before the game starts.")
+        ),
+    ),
+    # Set at creation (teams, their names) and, team talk, in the lobby by its own message: lobby/services/teams.py.
+    Way("teams", {"teams_mode": str, "team_talk_seconds": int}, _teams),
+    # A room made from a round still being written (set at creation from the round).
+    Way(
+        "written_live",
+        {
+            "written_live": bool,
+            "round__writing": bool,
+            "round__expected_count": int,
+            "waiting_since": object,
+            "end_note": str,
+        },
+        _written_live,
+    ),
+)
+
+BY_NAME = {way.name: way for way in WAYS}
+BY_MESSAGE = {way.setting.message: way for way in WAYS if way.setting is not None}
+
+
+def picture(room: dict) -> dict:
+    """The ways to play's part of every reader's picture, from the room's row."""
+    part: dict = {}
+    for way in WAYS:
+        part.update(way.picture(room))
+    return part
+
+
+def stored_fields() -> dict[str, type]:
+    """Every way's fields, for the picture's row."""
+    return {name: kind for way in WAYS for name, kind in way.stores.items()}
+
+
+def speed_bonus(room) -> bool:
+    """Whether a right answer in this room earns more the sooner it comes: unless a way to play takes it away."""
+    return all(way.speed_bonus(room) for way in WAYS if way.speed_bonus is not None)
