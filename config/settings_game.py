@@ -67,6 +67,8 @@ REBALANCE_INTERVAL_SECONDS = env.float("REBALANCE_INTERVAL_SECONDS", default=1.0
 REBALANCE_TOLERANCE = env.float("REBALANCE_TOLERANCE", default=0.1)
 REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=3)
 REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=100)
+# A process this young is no target yet: the balancer takes a new server in only after its checks pass.
+REBALANCE_WARMUP_SECONDS = env.float("REBALANCE_WARMUP_SECONDS", default=5.0)
 # Rooms one address joins in 10 minutes (lobby/ratelimit.py): joins into a room it is already in are not
 # counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
 RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)

@@ -160,14 +160,14 @@ def _key_prefix() -> str:
     return f"{prefix}:rebalance:"
 
 
-def _parse(name: str, raw: bytes) -> tuple[int, str]:
-    count, _, unit = raw.decode().partition(" ")
-    return int(count), unit or processes.host_of(name)
+def _parse(name: str, raw: bytes) -> tuple[int, str, float]:
+    count, unit, started = (raw.decode().split(" ") + ["", ""])[:3]
+    return int(count), unit or processes.host_of(name), float(started or 0)
 
 
-async def entries_of(client, prefix: str) -> dict[str, tuple[int, str]]:
-    """The live processes' entries: name (`<host>-<pid>-<random>`) -> (joined sockets, unit), as each last wrote
-    them."""
+async def entries_of(client, prefix: str) -> dict[str, tuple[int, str, float]]:
+    """The live processes' entries: name (`<host>-<pid>-<random>`) -> (joined sockets, unit, when it started), as
+    each last wrote them."""
     keys = [k async for k in client.scan_iter(match=prefix + "*", count=100)]
     values = await client.mget(keys) if keys else []
     named = ((k.decode()[len(prefix) :], v) for k, v in zip(keys, values, strict=True) if v is not None)
@@ -176,7 +176,7 @@ async def entries_of(client, prefix: str) -> dict[str, tuple[int, str]]:
 
 async def registry(client, prefix: str) -> dict[str, int]:
     """The live processes' entries: name -> joined sockets, as each last wrote it."""
-    return {name: count for name, (count, _) in (await entries_of(client, prefix)).items()}
+    return {name: count for name, (count, *_) in (await entries_of(client, prefix)).items()}
 
 
 def registry_pid(name: str) -> int:
@@ -188,11 +188,12 @@ def registry_pid(name: str) -> int:
 class Rebalancer:
     """One process's (one event loop's) entry in the registry, and its shedding."""
 
-    # Each joined socket -> when it was tracked here (on `clock`): the longest held are moved first.
+    # Each joined socket -> when it was tracked here (on `clock`, the wall's): the longest held are moved first.
     sockets: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary)
     name: str = field(default_factory=lambda: processes.this().name)
     unit: str = field(default_factory=unit_name)
-    clock: Callable[[], float] = time.monotonic
+    clock: Callable[[], float] = time.time
+    started: float = field(default_factory=time.time)
     quiet_until: float = 0.0  # no shedding before (settling after a turn that closed sockets)
     totals: deque = field(default_factory=deque)  # (when, the registry's sum) over the last two settle times
     task: asyncio.Task | None = None
@@ -225,9 +226,14 @@ class Rebalancer:
                 logger.debug("socket rebalance skipped a turn", exc_info=True)
             await asyncio.sleep(interval)
 
-    def to_close(self, entries: dict[str, tuple[int, str]], interval: float) -> int:
-        """This turn's number to close, from the registry's entries (this process's own among them)."""
+    def to_close(self, entries: dict[str, tuple[int, str, float]], interval: float) -> int:
+        """This turn's number to close, from the registry's entries (this process's own among them). A process
+        started less than REBALANCE_WARMUP_SECONDS ago is left out: the load balancer may not send it anything
+        yet (HAProxy takes a new server in after two good checks), and what is closed for it would go back to
+        the others, to be moved again."""
         now = self.clock()
+        warm = now - settings.REBALANCE_WARMUP_SECONDS
+        entries = {name: (count, unit) for name, (count, unit, started) in entries.items() if started <= warm}
         self.totals.append((now, sum(count for count, _ in entries.values())))
         while self.totals and self.totals[0][0] < now - 2 * settle_seconds(interval):
             self.totals.popleft()
@@ -241,8 +247,8 @@ class Rebalancer:
 
     async def tick(self, client, prefix: str, interval: float) -> int:
         mine = self.count()
-        await client.set(prefix + self.name, f"{mine} {self.unit}", px=entry_ttl_ms(interval))
-        entries = {**await entries_of(client, prefix), self.name: (mine, self.unit)}
+        await client.set(prefix + self.name, f"{mine} {self.unit} {self.started:.3f}", px=entry_ttl_ms(interval))
+        entries = {**await entries_of(client, prefix), self.name: (mine, self.unit, self.started)}
         n = self.to_close(entries, interval)
         if not n:
             return 0

@@ -26,6 +26,11 @@ def servers(*units: tuple[int, ...]) -> dict[str, tuple[int, str]]:
     return {f"s{u}-p{p}": (count, f"s{u}") for u, counts in enumerate(units) for p, count in enumerate(counts)}
 
 
+def aged(entries: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str, float]]:
+    """The same, as the registry has them: each process started long ago."""
+    return {name: (count, unit, 0.0) for name, (count, unit) in entries.items()}
+
+
 def test_after_a_restart_each_survivor_sheds_what_it_holds_over_a_fair_share():
     entries = servers((0,), (100,), (100,))
     assert [plan(name, entries, POLICY) for name in entries] == [0, 33, 33]
@@ -91,17 +96,29 @@ class Clock:
 def test_after_a_turn_that_closed_sockets_it_waits_for_them_to_settle_and_remembers_the_total(settings):
     settings.REBALANCE_TOLERANCE, settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0.1, 3, 100
     clock = Clock()
-    holder = Rebalancer(name="s1-p0", unit="s1", clock=clock)
-    assert holder.to_close(servers((0,), (100,), (100,)) | {"s1-p0": (100, "s1")}, 1.0) == 33
+    holder = Rebalancer(name="s1-p0", unit="s1", clock=clock, started=0)
+    assert holder.to_close(aged(servers((0,), (100,), (100,))), 1.0) == 33
     holder.settle(1.0)
     clock.now += 1
-    assert holder.to_close(servers((10,), (67,), (100,)), 1.0) == 0  # settling
+    assert holder.to_close(aged(servers((10,), (67,), (100,))), 1.0) == 0  # settling
     clock.now += 2.5
     # Past the settle time the total of 3.5 s ago (200) still counts: 20 of the moved are not back yet.
-    assert holder.to_close(servers((23,), (67,), (90,)), 1.0) == 0  # it holds 67 of a fair 66.7
+    assert holder.to_close(aged(servers((23,), (67,), (90,))), 1.0) == 0  # it holds 67 of a fair 66.7
     clock.now += 6.5
     # Totals older than two settle times are forgotten: 50 players left, the fair share is 50 now.
-    assert holder.to_close(servers((0,), (90,), (60,)), 1.0) == 40
+    assert holder.to_close(aged(servers((0,), (90,), (60,))), 1.0) == 40
+
+
+def test_a_process_just_started_is_no_target_until_the_balancer_can_send_it_sockets(settings):
+    settings.REBALANCE_TOLERANCE, settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0.1, 3, 100
+    settings.REBALANCE_WARMUP_SECONDS = 5
+    clock = Clock()
+    holder = Rebalancer(name="s1-p0", unit="s1", clock=clock, started=0)
+    entries = aged(servers((0,), (100,), (100,)))
+    entries["s0-p0"] = (0, "s0", clock.now - 1)  # started a second ago: HAProxy has not taken it in yet
+    assert holder.to_close(entries, 1.0) == 0
+    clock.now += 4
+    assert holder.to_close(entries, 1.0) == 33
 
 
 class Player:
@@ -114,14 +131,18 @@ class Player:
 def simulate(held: list[list[int]], seconds: float, seed: int) -> tuple[list[list[int]], dict[Player, int]]:
     """Servers behind a leastconn balancer (HAProxy's: a new connection goes to the server holding the fewest),
     each server's kernel handing it to a worker at random; `held`: each server's workers' sockets at the start.
-    Every worker's Rebalancer turns each second (out of step with the others), writes its count to a registry the
-    others read as it was at their last turn, and what it closes comes back 0.5-4 s later (a loaded machine). Ten
+    A server that holds nothing at the start has just started: the balancer sends it nothing for 3 s (HAProxy's
+    two good checks). Every worker's Rebalancer turns each second (out of step with the others), writes its count
+    to a registry the others read as it was at their last turn, and what it closes comes back 0.5-4 s later (a
+    loaded machine). Ten
     rooms play questions (8 s open, 4 s between, each out of step): only players of a room between questions move.
     Returns each server's sockets every second and each moved player's moves."""
     rng = random.Random(seed)
     clock = Clock()
-    workers = [[Rebalancer(name=f"s{u}-w{w}", unit=f"s{u}", clock=clock) for w in range(len(c))] for u, c in
-               enumerate(held)]  # fmt: skip
+    start = clock.now
+    new = [not sum(counts) for counts in held]
+    workers = [[Rebalancer(name=f"s{u}-w{w}", unit=f"s{u}", clock=clock, started=start if new[u] else 0)
+                for w in range(len(c))] for u, c in enumerate(held)]  # fmt: skip
     everyone = []
     for server, counts in zip(workers, held, strict=True):
         for worker, count in zip(server, counts, strict=True):
@@ -131,23 +152,23 @@ def simulate(held: list[list[int]], seconds: float, seed: int) -> tuple[list[lis
     offsets = {w.name: rng.uniform(0, 1) for server in workers for w in server}
     room_offsets = [rng.uniform(0, 12) for _ in range(10)]
     # As each worker last wrote it (a restarted server's workers, at 0, as they start).
-    registry = {w.name: (w.count(), w.unit) for server in workers for w in server}
+    registry = {w.name: (w.count(), w.unit, w.started) for server in workers for w in server}
     on_the_way: list[tuple[float, Player]] = []
     moves: dict[Player, int] = {}
     shares = []
-    start = clock.now
     for step in range(int(seconds * 10)):
         clock.now = start + step / 10
         asking = {r for r in range(10) if (clock.now - start + room_offsets[r]) % 12 < 8}
         for due, player in [item for item in on_the_way if item[0] <= clock.now]:
             on_the_way.remove((due, player))
-            fewest = min(sum(w.count() for w in server) for server in workers)
-            server = rng.choice([s for s in workers if sum(w.count() for w in s) == fewest])
+            up = [s for u, s in enumerate(workers) if not new[u] or clock.now >= start + 3]
+            fewest = min(sum(w.count() for w in server) for server in up)
+            server = rng.choice([s for s in up if sum(w.count() for w in s) == fewest])
             rng.choice(server).track(player)
         for worker in (w for server in workers for w in server):
             if round((clock.now - start - offsets[worker.name]) * 10) % 10:
                 continue
-            registry[worker.name] = (worker.count(), worker.unit)
+            registry[worker.name] = (worker.count(), worker.unit, worker.started)
             n = worker.to_close(dict(registry), 1.0)
             chosen = eligible(worker.longest_held(), asking)[:n] if n else []
             for player in chosen:
@@ -178,6 +199,7 @@ def fair_within(counts: list[int], part: float) -> bool:
 )
 def test_a_restarted_or_new_server_reaches_its_fair_share_in_30_s_moving_each_player_at_most_once(held, seed, settings):
     settings.REBALANCE_TOLERANCE, settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0.1, 3, 100
+    settings.REBALANCE_WARMUP_SECONDS = 5
     shares, moves = simulate(held, seconds=90, seed=seed)
     reached = next((second for second, counts in enumerate(shares) if fair_within(counts, 0.1)), None)
     assert reached is not None and reached <= 30, shares[:40]
@@ -221,7 +243,7 @@ async def test_a_process_over_its_share_closes_players_in_the_reveal_and_none_in
         # Another live server, just restarted, holding nothing: the fair share is 20 each.
         await client.set(prefix + "replacement", 0, px=5000)
         clock = Clock()
-        holder = Rebalancer(clock=clock)
+        holder = Rebalancer(clock=clock, started=0)
         for socket in mid_answer + between:
             holder.track(socket)
             clock.now += 1  # the mid-answer ones held longest
@@ -230,7 +252,7 @@ async def test_a_process_over_its_share_closes_players_in_the_reveal_and_none_in
         assert not any(s.closed for s in mid_answer)
         # Its own count is in the registry for the others, with its server and an expiry (a killed process drops
         # out).
-        assert (await client.get(prefix + holder.name)).decode() == f"40 {holder.unit}"
+        assert (await client.get(prefix + holder.name)).decode() == f"40 {holder.unit} 0.000"
         assert 0 < await client.pttl(prefix + holder.name) <= rebalance.entry_ttl_ms(1.0) == 3000
         # The closed sockets are no longer counted; it still holds 20 over a fair 10, all in an open question.
         assert holder.count() == 20
@@ -274,7 +296,7 @@ async def test_a_question_opening_while_sockets_are_moved_waits_until_they_are_c
     try:
         for name in ("a", "b", "c"):
             await client.set(prefix + name, 0, px=5000)
-        holder = Rebalancer()
+        holder = Rebalancer(started=0)
         moved = [Moved(rooms[n % 2].pk) for n in range(20)]
         for socket in moved:
             holder.track(socket)
