@@ -230,7 +230,8 @@ class Rebalancer:
         """This turn's number to close, from the registry's entries (this process's own among them). A process
         started less than REBALANCE_WARMUP_SECONDS ago is left out: the load balancer may not send it anything
         yet (HAProxy takes a new server in after two good checks), and what is closed for it would go back to
-        the others, to be moved again."""
+        the others, to be moved again. Nothing while the registry's sum moved more than the tolerance in the last
+        settle time."""
         now = self.clock()
         warm = now - settings.REBALANCE_WARMUP_SECONDS
         entries = {name: (count, unit) for name, (count, unit, started) in entries.items() if started <= warm}
@@ -239,7 +240,13 @@ class Rebalancer:
             self.totals.popleft()
         if now < self.quiet_until:
             return 0
-        return plan(self.name, entries, Policy.from_settings(), total=max(t for _, t in self.totals))
+        policy = Policy.from_settings()
+        # Sockets on the move: a server just died (its entry counts its players until it expires, while they
+        # count again where they reconnected) or sockets moved are still coming back. Wait for the sum to settle.
+        recent = [t for when, t in self.totals if when >= now - settle_seconds(interval)]
+        if max(recent) - min(recent) > max(policy.minimum, policy.tolerance * max(recent)):
+            return 0
+        return plan(self.name, entries, policy, total=max(t for _, t in self.totals))
 
     def settle(self, interval: float) -> None:
         """Sockets were just closed: none again before they are back and every process has counted them."""

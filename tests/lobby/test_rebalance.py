@@ -109,6 +109,22 @@ def test_after_a_turn_that_closed_sockets_it_waits_for_them_to_settle_and_rememb
     assert holder.to_close(aged(servers((0,), (90,), (60,))), 1.0) == 40
 
 
+def test_while_a_dead_servers_entry_still_counts_its_players_nothing_moves(settings):
+    settings.REBALANCE_TOLERANCE, settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0.1, 3, 100
+    clock = Clock()
+    holder = Rebalancer(name="s1-p0", unit="s1", clock=clock, started=0)
+    assert holder.to_close(aged(servers((70,), (70,), (70,))), 1.0) == 0
+    # Server 0 was killed; its 70 reconnected to the other two, and its entry still says 70 until it expires: the
+    # dead one looks 23 under a fair 93, the survivors 12 over. They keep their sockets (they would only move
+    # between the two of them).
+    clock.now += 1
+    assert holder.to_close(aged(servers((70,), (105,), (105,))), 1.0) == 0
+    clock.now += 1
+    assert holder.to_close(aged(servers((105,), (105,))), 1.0) == 0
+    clock.now += 3
+    assert holder.to_close(aged(servers((105,), (105,))), 1.0) == 0
+
+
 def test_a_process_just_started_is_no_target_until_the_balancer_can_send_it_sockets(settings):
     settings.REBALANCE_TOLERANCE, settings.REBALANCE_MIN_EXCESS, settings.REBALANCE_BATCH = 0.1, 3, 100
     settings.REBALANCE_WARMUP_SECONDS = 5
