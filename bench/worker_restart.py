@@ -10,8 +10,8 @@ holding the most sockets is killed; uvicorn restarts it. Prints the joined socke
 workers' own registry in Redis) every second for --seconds, when the restarted worker registered, the time until
 it holds 40 % of them, and the players moved (4012 closes).
 
-Two servers in the same run: the baseline registers but never sheds (REBALANCE_FACTOR and REBALANCE_MIN_EXCESS
-out of reach: what the issue saw, the restarted worker staying near 0), then the settings as they are.
+Two servers in the same run: the baseline registers but never sheds (REBALANCE_MIN_EXCESS out of reach: the
+restarted worker stays near 0), then the settings as they are.
 """
 
 import argparse
@@ -130,7 +130,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     results = {}
-    baseline = {"REBALANCE_FACTOR": "1000000", "REBALANCE_MIN_EXCESS": "1000000"}
+    baseline = {"REBALANCE_MIN_EXCESS": "1000000"}
     for name, extra in (("baseline, never sheds", baseline), ("rebalancing", {})):
         env = server_env(
             REBALANCE_INTERVAL_SECONDS=os.environ.get("REBALANCE_INTERVAL_SECONDS", "1"),

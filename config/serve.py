@@ -8,6 +8,7 @@ which it reads whole before the app's 16 KB cap can refuse the message.
 """
 
 import os
+import socket
 import sys
 from typing import Any
 
@@ -56,6 +57,9 @@ def banner(args: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    # The server its workers belong to, as the load balancer sees it (lobby/realtime/rebalance.py spreads by server).
+    address = f"{_option(args, '--host', '127.0.0.1')}:{_option(args, '--port', '8000')}"
+    os.environ["QUIZGATE_SERVER"] = f"{socket.gethostname()}@{address}"
     if settings.QUIZ_LOCAL_NETWORK:
         print(banner(args), flush=True)
     uvicorn.main.main(args=command_line(args), prog_name="python -m config.serve")

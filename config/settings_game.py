@@ -58,14 +58,17 @@ PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
 LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)
 # A room socket that has not joined, resumed or hosted within this many seconds is closed (lobby/realtime/idle.py).
 WS_JOIN_TIMEOUT = env.float("WS_JOIN_TIMEOUT", default=15)
-# Spreading sockets after a worker restart (lobby/realtime/rebalance.py; only with REDIS_URL): every this many seconds
-# each process registers its socket count and, holding more than REBALANCE_FACTOR x the mean of the live processes
-# and at least REBALANCE_MIN_EXCESS over it, asks up to REBALANCE_BATCH players not in an open question to
-# reconnect (close code 4012), until it is within REBALANCE_MIN_EXCESS of the mean. 0 seconds turns it off.
+# Spreading sockets after a restart or over a new host (lobby/realtime/rebalance.py; only with REDIS_URL): every this
+# many seconds each process registers its socket count and its server; once a server is more than REBALANCE_TOLERANCE of
+# its fair share off it (and at least REBALANCE_MIN_EXCESS sockets), every server over its share asks what it holds
+# over it, at most REBALANCE_BATCH a process and turn, players not in an open question first among the longest held,
+# to reconnect (close code 4012). 0 seconds turns it off.
 REBALANCE_INTERVAL_SECONDS = env.float("REBALANCE_INTERVAL_SECONDS", default=1.0)
-REBALANCE_FACTOR = env.float("REBALANCE_FACTOR", default=1.5)
-REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=10)
-REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=5)
+REBALANCE_TOLERANCE = env.float("REBALANCE_TOLERANCE", default=0.1)
+REBALANCE_MIN_EXCESS = env.int("REBALANCE_MIN_EXCESS", default=3)
+REBALANCE_BATCH = env.int("REBALANCE_BATCH", default=100)
+# A process this young is no target yet: the balancer takes a new server in only after its checks pass.
+REBALANCE_WARMUP_SECONDS = env.float("REBALANCE_WARMUP_SECONDS", default=5.0)
 # Rooms one address joins in 10 minutes (lobby/realtime/ratelimit.py): joins into a room it is already in are not
 # counted, so a full room, whatever ROOM_MAX_PLAYERS is, joins from one address.
 RATELIMIT_ROOMS_JOINED_PER_IP = (env.int("RATELIMIT_ROOMS_PER_10_MINUTES", default=20), 600)

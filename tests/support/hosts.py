@@ -99,12 +99,18 @@ class Host:
                 self.kill_group()
 
 
-def start_host(address: str, *, env: dict, log_path: Path | None = None, port: int = 0) -> Host:
+def start_host(
+    address: str, *, env: dict, log_path: Path | None = None, port: int = 0, workers: int = 1, hostname: str = ""
+) -> Host:
+    """With `hostname`, the host runs in a UTS namespace of its own under that name (root only: `unshare --uts`),
+    as on a machine of its own: a survivor elsewhere cannot see its processes die and waits for its beat to stop
+    (core/processes.py). Its addresses stay on this machine's loopback."""
     port = port or free_port_on(address)
     log = open(log_path or os.devnull, "ab")  # noqa: SIM115 - lives as long as the process
+    own_name = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', hostname] if hostname else []
     popen = subprocess.Popen(
-        [sys.executable, "-m", "config.serve", "--host", address, "--port", str(port), "--workers", "1",
-         "--log-level", "warning", "--ws-per-message-deflate", "false"],
+        [*own_name, sys.executable, "-m", "config.serve", "--host", address, "--port", str(port),
+         "--workers", str(workers), "--log-level", "warning", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=server_env(**env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     wait_listening(address, port, popen, f"host {address}")
