@@ -32,6 +32,17 @@ UNREACHABLE_RETRY_SECONDS = 2
 # A shard that refuses or drops the connection, or does not answer in time. uvicorn's ClientDisconnected is an
 # OSError too: a phone gone mid-send ends its consumer here, quietly.
 LAYER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+# A shard coming back: redis-py's reconnect can leave two coroutines reading one connection, and the second gets a
+# RuntimeError with these words (seen through channels_redis as a handshake's HTTP 500). Only that RuntimeError is
+# the layer's trouble; any other is a defect and is raised.
+LAYER_RACE_WORDS = "called while another coroutine is already waiting"
+
+
+def is_layer_trouble(error: BaseException) -> bool:
+    """Whether an error out of a consumer means its channel layer shard could not be reached."""
+    if isinstance(error, LAYER_ERRORS):
+        return True
+    return isinstance(error, RuntimeError) and LAYER_RACE_WORDS in str(error)
 
 
 class SocketState:
@@ -79,7 +90,9 @@ class GuardedSocket:
 
         try:
             await super().__call__(scope, receiving, state.send)
-        except LAYER_ERRORS as error:
+        except (*LAYER_ERRORS, RuntimeError) as error:
+            if not is_layer_trouble(error):
+                raise
             if state.closed:
                 return  # the phone left, or the socket was closed already: nobody to tell
             logger.warning(

@@ -4,6 +4,7 @@ with an HTTP 500; once the shard is back every phone is in. And a socket's frame
 server's log holds no ASGI protocol error."""
 
 import asyncio
+import json
 import uuid
 from collections import Counter
 
@@ -11,7 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from lobby.realtime.socket_guard import SocketState
+from lobby.realtime.socket_guard import UNREACHABLE_CLOSE_CODE, GuardedSocket, SocketState
 from tests.support.hosts import Phone
 from tests.support.servers import start_asgi, start_redis
 
@@ -34,6 +35,50 @@ async def test_a_socket_sends_nothing_before_its_accept_or_after_its_close():
     await state.send({"type": "websocket.close", "code": 1000})
     assert sent == ["websocket.accept", "websocket.send", "websocket.close"]
     assert state.dropped == 2
+
+
+class _FailingConsumer:
+    """Stands for a consumer whose handshake reaches the channel layer: it raises what the layer raised."""
+
+    error: BaseException
+
+    async def __call__(self, scope, receive, send):
+        await receive()  # websocket.connect
+        raise self.error
+
+
+class _Guarded(GuardedSocket, _FailingConsumer):
+    pass
+
+
+async def _handshake_through_the_guard(error):
+    sent = []
+
+    async def receive():
+        return {"type": "websocket.connect"}
+
+    async def send(message):
+        sent.append(message)
+
+    consumer = _Guarded()
+    consumer.error = error
+    await consumer({"type": "websocket", "headers": []}, receive, send)
+    return sent
+
+
+async def test_a_shard_coming_back_mid_read_is_refused_with_1013_not_a_500():
+    """redis-py's reconnect race (two coroutines reading one connection) while a shard comes back: the phone gets
+    the same refusal as for a dead shard, which it backs off on, where it got an HTTP 500."""
+    race = RuntimeError("readuntil() called while another coroutine is already waiting for incoming data")
+    sent = await _handshake_through_the_guard(race)
+    assert [m["type"] for m in sent] == ["websocket.accept", "websocket.send", "websocket.close"]
+    assert json.loads(sent[1]["text"])["code"] == "unavailable"
+    assert sent[2]["code"] == UNREACHABLE_CLOSE_CODE
+
+
+async def test_any_other_runtime_error_in_a_consumer_is_still_raised():
+    with pytest.raises(RuntimeError, match="a defect"):
+        await _handshake_through_the_guard(RuntimeError("a defect"))
 
 
 @pytest.mark.django_db(transaction=True)
