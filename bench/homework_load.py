@@ -11,6 +11,7 @@ divided by the answers; joins and openings are in it too, so it is an upper boun
 
 import argparse
 import asyncio
+import os
 import random
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from datetime import timedelta
 import httpx
 from django.core.management import call_command
 from django.utils import timezone
-from ws_load import analyze, cpu_ms, pct, start_server  # noqa: I001 - sets Django up first
+from ws_load import analyze, cpu_ms, create_database, pct, start_server  # noqa: I001 - sets Django up first
 
 from config import serve
 from lobby.services import homework
@@ -93,10 +94,12 @@ async def run(args, code: str) -> None:
     try:
         stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": []}
         limits = asyncio.Semaphore(args.concurrency)
+        load_start = os.getloadavg()
         before, wall = cpu_ms(popen.pid), time.perf_counter()
         base = f"http://127.0.0.1:{port}"
         await asyncio.gather(*(player(n, base, code, args, limits, stats) for n in range(args.players)))
         seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
+        load_end = os.getloadavg()
     finally:
         popen.terminate()
         try:
@@ -105,6 +108,7 @@ async def run(args, code: str) -> None:
             popen.kill()
             popen.wait(10)
     answers = len(stats["ack"])
+    print(f"load average at start {load_start[0]:.2f} {load_start[1]:.2f}, at end {load_end[0]:.2f} {load_end[1]:.2f}")
     print(
         f"players {args.players} x {args.questions} questions over {seconds:.0f} s ({args.workers} worker(s)): "
         f"{answers} answers, {stats['errors']} refused {stats['refused']}, {answers / seconds:.1f} answers/s"
@@ -112,9 +116,16 @@ async def run(args, code: str) -> None:
     # A request waits here for one of the bench's --concurrency slots before it is sent: the time a player's
     # own clock runs on while the server is behind (not in the ack latency, which starts at the send).
     queued = stats["queued"]
-    print(f"waited for a request slot ms p50 {pct(queued, 50):.1f}  p95 {pct(queued, 95):.1f}")
+    waited = max(queued, default=0.0)
+    print(
+        f"waited for a request slot ms p50 {pct(queued, 50):.1f}  p95 {pct(queued, 95):.1f}  max {waited:.0f} "
+        f"(goal: none >= 1000 -> ratio {waited / 1000:.2f}; {sum(q >= 1000 for q in queued)} waited a second)"
+    )
     ack, opened = stats["ack"], stats["open"]
-    print(f"answer ack ms p50 {pct(ack, 50):.1f}  p95 {pct(ack, 95):.1f}  p99 {pct(ack, 99):.1f}")
+    print(
+        f"answer ack ms p50 {pct(ack, 50):.1f}  p95 {pct(ack, 95):.1f}  p99 {pct(ack, 99):.1f} "
+        f"(goal p95 <= 200 -> ratio {pct(ack, 95) / 200:.2f})"
+    )
     print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
     print(f"server CPU per answer {cpu / max(answers, 1):.2f} ms (all requests of the run: {cpu:.0f} ms CPU)")
 
@@ -130,6 +141,9 @@ def main() -> None:
         "--concurrency", type=int, default=8, help="requests in flight at most (each a database connection)"
     )
     args = parser.parse_args()
+    if not os.environ.get("DATABASE_URL"):
+        sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures the production setup")
+    create_database()
     call_command("migrate", verbosity=0)
     code = make_assignment(args.questions, args.timer)
     analyze()

@@ -30,6 +30,10 @@ GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # thread doing Python work takes the GIL from the event loop that fans out (bench/ws_load.py, 50 rooms of 20:
 # question fan-out p95 15 ms with one thread, 87-152 ms with two, 135-349 ms with four; issue 31).
 DB_THREADS = env.int("DB_THREADS", default=1)
+# Threads per server process for homework's JSON requests (each keeps one database connection, as the game's do):
+# each request used to open a connection of its own on the thread Django gives it, and close it again. Opening
+# one (PostgreSQL starts a backend for it) was the largest cost of an answer at 2,000 players (bench/homework_load.py).
+HOMEWORK_DB_THREADS = env.int("HOMEWORK_DB_THREADS", default=2)
 # A database outage pauses the game: messages are retried this long, and open questions get at least
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)
