@@ -151,14 +151,25 @@ def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, i
          "--log-level", "warning", "--ws-max-queue", "64", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
     )  # fmt: skip
-    for _ in range(300):
+    # The supervisor binds the port before its workers have imported the app (many seconds on a loaded machine):
+    # sockets opened then wait in the listen queue and time out their handshakes. A load balancer sends nobody
+    # until the liveness check says 200 (deploy/haproxy.cfg); so does the bench, several times in a row so that
+    # every worker has answered (the kernel hands each connection to one of them).
+    answered, deadline = 0, time.monotonic() + 300
+    while answered < (6 * workers if app == serve.APP else 1):
+        if time.monotonic() > deadline or popen.poll() is not None:
+            raise RuntimeError("server did not start")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            time.sleep(1.0 if workers > 1 else 0.2)  # let every worker come up
-            return popen, port
+            if app != serve.APP:  # the bare relay has no check: its port open is enough
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                time.sleep(1.0 if workers > 1 else 0.2)  # let every worker come up
+                answered = 1
+            elif urllib.request.urlopen(f"http://127.0.0.1:{port}/livez", timeout=5).status == 200:
+                answered += 1
         except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start")
+            answered = 0
+            time.sleep(0.2)
+    return popen, port
 
 
 def create_database() -> None:

@@ -96,6 +96,11 @@ def homework_status(request: HttpRequest, room: Room) -> HttpResponse:
 @require_GET
 @ensure_csrf_cookie
 def homework_play(request: HttpRequest, code: str) -> HttpResponse:
+    # Opened by every player at once as the homework is handed out: on the kept connections, as their requests.
+    return _on_kept_connection(_play_page, request, code)
+
+
+def _play_page(request: HttpRequest, code: str) -> HttpResponse:
     try:
         room = _room_guess(request, code)
     except ratelimit.RateLimited as error:
