@@ -285,10 +285,11 @@ async def quizgate_player(
         ws = await connect(url, origin=origin, open_timeout=30, max_queue=None)
         await ws.send(json.dumps({"type": "join", "nickname": nickname}))
         # In place = joined and holding the room's snapshot (a join snapshot that came after the game started
-        # would show the first question without a send time).
-        while (reply := json.loads(await ws.recv()))["type"] != "state":
-            if reply["type"] == "error":
-                raise RuntimeError(reply["code"])
+        # would show the first question without a send time). A join never answered is a failure, not a hang.
+        async with asyncio.timeout(120):
+            while (reply := json.loads(await ws.recv()))["type"] != "state":
+                if reply["type"] == "error":
+                    raise RuntimeError(reply["code"])
     except Exception as error:  # noqa: BLE001 - a bench counts failures, it does not stop at them
         stats.connect_failures.append(f"{type(error).__name__}:{error}"[:60])
         ready()
