@@ -110,6 +110,12 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             return await self.send_error("unknown_type", _("Unknown message type."))
         self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
+        try:
+            await self._handle(handler, message)
+        finally:  # a socket still nobody (its join refused) gets a new window
+            self.join_deadline.settled()
+
+    async def _handle(self, handler, message) -> None:  # its game errors answered; retried while the database is away
         paused = False
         give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
         while True:
