@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import time
@@ -46,6 +47,7 @@ from quiz.validation import QuestionData, clean_question  # noqa: E402
 from tests.support.servers import free_port, server_env  # noqa: E402
 
 PLAYERS_PER_ROOM = 20
+BASELINES = {"relay": "bare Channels relay", "peer": "bare in-memory peer, one process"}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -149,16 +151,59 @@ def start_server(app: str, workers: int, env: dict) -> tuple[subprocess.Popen, i
          "--log-level", "warning", "--ws-max-queue", "64", "--ws-per-message-deflate", "false"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
     )  # fmt: skip
+    # The supervisor binds the port before its workers have imported the app (many seconds on a loaded machine):
+    # sockets opened then wait in the listen queue and time out their handshakes. A load balancer sends nobody
+    # until the liveness check says 200 (deploy/haproxy.cfg); so does the bench, several times in a row so that
+    # every worker has answered (the kernel hands each connection to one of them).
+    answered, deadline = 0, time.monotonic() + 300
+    while answered < (6 * workers if app == serve.APP else 1):
+        if time.monotonic() > deadline or popen.poll() is not None:
+            raise RuntimeError("server did not start")
+        try:
+            if app != serve.APP:  # the bare relay has no check: its port open is enough
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                time.sleep(1.0 if workers > 1 else 0.2)  # let every worker come up
+                answered = 1
+            elif urllib.request.urlopen(f"http://127.0.0.1:{port}/livez", timeout=5).status == 200:
+                answered += 1
+        except OSError:
+            answered = 0
+            time.sleep(0.2)
+    return popen, port
+
+
+def create_database() -> None:
+    """The database DATABASE_URL names, created if it does not exist yet (an existing one is kept)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("postgresql"):
+        command = [
+            "createdb",
+            "-h",
+            db["HOST"] or "127.0.0.1",
+            "-p",
+            str(db["PORT"] or 5432),
+            "-U",
+            db["USER"] or "postgres",
+        ]
+        subprocess.run([*command, db["NAME"]], capture_output=True)
+
+
+def start_peer(env: dict) -> tuple[subprocess.Popen, int]:
+    """The bare in-memory peer (bench/peer_relay.py): one process, as the peers it stands for run."""
+    port = free_port()
+    popen = subprocess.Popen(
+        [sys.executable, str(REPO / "bench" / "peer_relay.py"), "--host", "127.0.0.1", "--port", str(port)],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/ws_load_server.log", "ab"),  # noqa: SIM115
+    )  # fmt: skip
     for _ in range(300):
         try:
-            import socket
-
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            time.sleep(1.0 if workers > 1 else 0.2)  # let every worker come up
             return popen, port
         except OSError:
             time.sleep(0.1)
-    raise RuntimeError("server did not start")
+    raise RuntimeError("peer did not start")
 
 
 def analyze() -> None:
@@ -204,6 +249,9 @@ class Stats:
     def __init__(self):
         self.fanout: list[float] = []
         self.reveal: list[float] = []  # the reveal's fan-out (Quizgate only: the relay has one kind of event)
+        # (room, question) -> the last answer's send time, and each player's reveal arrival: last answer -> reveal
+        self.last_answer: dict[tuple[str, int], float] = {}
+        self.reveal_seen: list[tuple[str, int, float]] = []
         self.player_bytes: list[int] = []
         self.host_bytes: list[int] = []
         self.ack: list[float] = []
@@ -237,10 +285,11 @@ async def quizgate_player(
         ws = await connect(url, origin=origin, open_timeout=30, max_queue=None)
         await ws.send(json.dumps({"type": "join", "nickname": nickname}))
         # In place = joined and holding the room's snapshot (a join snapshot that came after the game started
-        # would show the first question without a send time).
-        while (reply := json.loads(await ws.recv()))["type"] != "state":
-            if reply["type"] == "error":
-                raise RuntimeError(reply["code"])
+        # would show the first question without a send time). A join never answered is a failure, not a hang.
+        async with asyncio.timeout(120):
+            while (reply := json.loads(await ws.recv()))["type"] != "state":
+                if reply["type"] == "error":
+                    raise RuntimeError(reply["code"])
     except Exception as error:  # noqa: BLE001 - a bench counts failures, it does not stop at them
         stats.connect_failures.append(f"{type(error).__name__}:{error}"[:60])
         ready()
@@ -270,11 +319,14 @@ async def quizgate_player(
                             stats.fanout.append((now - message["sent_at"]) * 1000)
                         await asyncio.sleep(random.uniform(0.2, 1.5))
                         answered_at[index] = time.time()
+                        key = (code, index)
+                        stats.last_answer[key] = max(stats.last_answer.get(key, 0.0), answered_at[index])
                         answer = answer_for(message.get("question") or {})
                         await ws.send(json.dumps({"type": "answer", "question": index, **answer}))
                     elif message["phase"] == "reveal" and index in answered_at and "sent_at" in message:
                         if index not in revealed:
                             revealed.add(index)
+                            stats.reveal_seen.append((code, index, now))
                             stats.reveal.append((now - message["sent_at"]) * 1000)
                     elif message["phase"] == "finished":
                         break
@@ -418,6 +470,9 @@ async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> d
         "connect_seconds": connect_seconds,
         "fanout": stats.fanout,
         "reveal": stats.reveal,
+        "last_answer_to_reveal": [
+            (at - stats.last_answer[(code, index)]) * 1000 for code, index, at in stats.reveal_seen
+        ],
         "player_bytes": stats.player_bytes,
         "host_bytes": stats.host_bytes,
         "ack": stats.ack,
@@ -525,6 +580,28 @@ async def run_baseline(
     return fanout, ack, sizes, cpu
 
 
+def big_room_goals(result: dict, load_start: tuple, load_end: tuple) -> str:
+    """One room's figures against the big room's goals, each with its ratio to the bound (<= 1: met)."""
+    f, a, r = result["fanout"], result["ack"], result["last_answer_to_reveal"]
+    lines = [
+        ("joins a second", result["connect_rate"], 400, "min"),
+        ("question fan-out p95 ms", pct(f, 95), 1000, "max"),
+        ("answer ack p95 ms", pct(a, 95), 1000, "max"),
+        ("last answer -> reveal p95 ms", pct(r, 95), 2000, "max"),
+        ("RSS a socket KiB", result["rss_per_conn_kb"], 40, "max"),
+    ]
+    out = [
+        f"   goals, one room of {result['players']} (load average {load_start[0]:.2f} at start, "
+        f"{load_end[0]:.2f} at end): connected {result['connected']}/{result['players']}; "
+        f"dropped {result['dropped']} (goal 0)"
+    ]
+    for name, value, bound, kind in lines:
+        ratio = bound / value if kind == "min" else value / bound
+        goal = f">= {bound}" if kind == "min" else f"<= {bound}"
+        out.append(f"     {name} {value:.0f} (goal {goal} -> ratio {ratio:.2f}{'' if ratio <= 1 else ' MISSED'})")
+    return "\n".join(out)
+
+
 def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
@@ -539,6 +616,16 @@ def main() -> None:
     parser.add_argument("--layer", default=os.environ.get("CHANNEL_LAYER", "pubsub"))
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument(
+        "--baseline", default="relay", choices=["relay", "peer"],
+        help="relay: a bare Channels consumer (bench/baseline_app.py) under the same server and layer; peer: a bare "
+        "in-memory socket server in one process (bench/peer_relay.py), as the in-memory peers are built",
+    )  # fmt: skip
+    parser.add_argument(
+        "--embedded", action="store_true",
+        help="Quizgate as `make run` serves it: one process, SQLite (DATABASE_URL=sqlite:///...), the in-memory "
+        "channel layer (no REDIS_URL)",
+    )  # fmt: skip
+    parser.add_argument(
         "--silent", type=int, default=1,
         help="questions played first with nobody answering, to read the CPU of the fan-out alone (0: none)",
     )  # fmt: skip
@@ -549,16 +636,23 @@ def main() -> None:
         "--analyze", action="store_true", help="ANALYZE after migrating (a fresh database has no statistics)"
     )
     args = parser.parse_args()
-    if not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
+    if args.embedded:
+        if os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL", "").startswith("sqlite:///"):
+            sys.exit("--embedded: set DATABASE_URL=sqlite:///<a file of the bench's own> and no REDIS_URL")
+        args.workers, args.layer = 1, "memory"  # the in-memory layer lives in one process
+    elif not os.environ.get("REDIS_URL") or not os.environ.get("DATABASE_URL"):
         sys.exit("set DATABASE_URL (PostgreSQL) and REDIS_URL: this measures the production setup")
-    db_name = django.conf.settings.DATABASES["default"]["NAME"]
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db_name], capture_output=True)
+    create_database()
     call_command("migrate", verbosity=0)
     if args.analyze:
         analyze()
     # Every simulated player comes from 127.0.0.1: lift the per-IP join and socket limits meant for real clients.
     sizes = [int(x) for x in args.players_per_room.split(",")]
-    print(f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()}")
+    print(
+        f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()} "
+        f"database={django.conf.settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[1]} "
+        f"baseline={'none' if args.no_baseline else args.baseline}; load average {os.getloadavg()[0]:.2f}"
+    )
     p95_by_kinds: dict[tuple[int, int], dict[str, tuple[float, float]]] = {}
     runs = [(int(x), size, kinds) for size in sizes for x in args.rooms.split(",") for kinds in args.kinds.split(",")]
     for n, size, kinds in runs:
@@ -571,9 +665,11 @@ def main() -> None:
             ROOM_MAX_PLAYERS=str(max(size, 20)),
             METRICS_TOKEN=METRICS_TOKEN,
         )
-        subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
+        if not args.embedded:
+            subprocess.run(["redis-cli", "-u", os.environ["REDIS_URL"], "flushdb"], capture_output=True)
         rooms = make_rooms(n, args.silent + args.questions, kinds)
         django.db.connections.close_all()
+        load_start = os.getloadavg()
         server, port = start_server(serve.APP, args.workers, env)
         try:
             result = asyncio.run(run_quizgate(port, server.pid, rooms, args.questions, args.silent))
@@ -581,13 +677,17 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(10)
+        load_end = os.getloadavg()
         base_p95 = base_ack_p95 = float("nan")
         base_bytes = []
         nan = float("nan")
         base_cpu = {"cpu_per_player_question": nan, "idle_cpu_per_s": nan, "cpu_per_frame": nan, "cpu_per_answer": nan}
         if not args.no_baseline:
             base_env = {**env, "PYTHONPATH": str(REPO / "bench")}
-            server, port = start_server("baseline_app:application", args.workers, base_env)
+            if args.baseline == "peer":
+                server, port = start_peer(base_env)
+            else:
+                server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
                 base, base_ack, base_bytes, base_cpu = asyncio.run(
                     run_baseline(port, server.pid, n, args.questions, args.silent)
@@ -596,6 +696,8 @@ def main() -> None:
                 server.terminate()
                 server.wait(10)
             base_p95, base_ack_p95 = pct(base, 95), pct(base_ack, 95)
+            # Too little CPU to read from /proc's ticks (a small run on the peer) is no figure to divide by.
+            base_cpu = {key: value if value > 0 else nan for key, value in base_cpu.items()}
         f, a, r = result["fanout"], result["ack"], result["reveal"]
         p95 = pct(f, 95)
         pb, hb = result["player_bytes"], result["host_bytes"]
@@ -617,7 +719,7 @@ def main() -> None:
             f"   answer ack ms p50 {pct(a, 50):.0f} p95 {pct(a, 95):.0f} p99 {pct(a, 99):.0f}; "
             f"{result['msgs_per_s']:.0f} msgs/s; RSS/conn {result['rss_per_conn_kb']:.0f} KiB; "
             f"dropped {result['dropped']}\n"
-            f"   baseline (bare Channels relay, same load) fan-out p95 {base_p95:.0f} ms -> "
+            f"   baseline ({BASELINES[args.baseline]}, same load) fan-out p95 {base_p95:.0f} ms -> "
             f"Quizgate/baseline {p95 / base_p95:.2f}x; answer ack p95 {base_ack_p95:.0f} ms -> "
             f"{pct(a, 95) / base_ack_p95:.2f}x\n"
             f"   server CPU ms per player and question (its frames and its answer) "
@@ -636,6 +738,8 @@ def main() -> None:
             f"p95 {bucket_pct(histograms.get('quizgate_answer_ack_seconds', []), 95)}; "
             f"state sent -> frame left p95 {bucket_pct(histograms.get('quizgate_fanout_seconds', []), 95)}"
         )
+        if n == 1:
+            print(big_room_goals(result, load_start, load_end))
     for (n, size), by_kinds in p95_by_kinds.items():
         if "single" in by_kinds and "mixed" in by_kinds:
             (fs, acks), (fm, ackm) = by_kinds["single"], by_kinds["mixed"]

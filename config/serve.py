@@ -22,14 +22,25 @@ APP = "config.asgi:application"
 
 def server_options() -> dict[str, Any]:
     """The limits as `uvicorn.Config` keyword arguments, for a server started in-process (the browser tests)."""
-    return {"ws_max_size": settings.WS_SERVER_MAX_BYTES}
+    return {"ws_max_size": settings.WS_SERVER_MAX_BYTES, "backlog": settings.SERVER_BACKLOG}
+
+
+# The options read from settings, and the setting each comes from.
+_FROM_SETTINGS = {
+    "--ws-max-size": "WS_SERVER_MAX_BYTES",
+    "--backlog": "SERVER_BACKLOG",
+    "--timeout-worker-healthcheck": "SERVER_WORKER_HEALTHCHECK_SECONDS",
+}
 
 
 def command_line(args: list[str]) -> list[str]:
     """uvicorn's arguments: the app, the limits, then the caller's own options."""
-    if any(arg.split("=")[0] == "--ws-max-size" for arg in args):
-        raise SystemExit("set WS_SERVER_MAX_BYTES instead of --ws-max-size: the app's limits live in settings")
-    return [APP, "--ws-max-size", str(server_options()["ws_max_size"]), *args]
+    for arg in args:
+        if arg.split("=")[0] in _FROM_SETTINGS:
+            name = _FROM_SETTINGS[arg.split("=")[0]]
+            raise SystemExit(f"set {name} instead of {arg.split('=')[0]}: the app's limits live in settings")
+    limits = [[option, str(getattr(settings, name))] for option, name in _FROM_SETTINGS.items()]
+    return [APP, *(part for pair in limits for part in pair), *args]
 
 
 def _option(args: list[str], name: str, default: str) -> str:

@@ -24,12 +24,23 @@ WS_MAX_MESSAGE_BYTES = env.int("WS_MAX_MESSAGE_BYTES", default=16 * 1024)
 # The server's own frame limit (config/serve.py passes it to uvicorn as --ws-max-size): a frame over it is closed
 # with 1009 before it is read. Above the app's cap, so a message a little too large still gets the app's reply.
 WS_SERVER_MAX_BYTES = env.int("WS_SERVER_MAX_BYTES", default=4 * WS_MAX_MESSAGE_BYTES)
+# uvicorn's supervisor restarts a worker that does not answer its ping within this many seconds, closing every
+# socket the worker holds. Its default, 5 s, killed a busy worker in a room of 10,000 filling up on two loaded
+# cores (bench/ws_load.py): a busy worker is not a hung one, and /livez tells the load balancer about a hung one.
+SERVER_WORKER_HEALTHCHECK_SECONDS = env.int("SERVER_WORKER_HEALTHCHECK_SECONDS", default=60)
+# Connections waiting to be accepted (uvicorn's --backlog, 2048 by default; the kernel's net.core.somaxconn caps
+# it): a room's phones arrive in a burst when the host shows the code.
+SERVER_BACKLOG = env.int("SERVER_BACKLOG", default=4096)
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection). One: every game action of a
 # process is a short transaction (the answers that arrive together go in one, lobby/realtime/batching.py), and each more
 # thread doing Python work takes the GIL from the event loop that fans out (bench/ws_load.py, 50 rooms of 20:
 # question fan-out p95 15 ms with one thread, 87-152 ms with two, 135-349 ms with four; issue 31).
 DB_THREADS = env.int("DB_THREADS", default=1)
+# Threads per server process for homework's JSON requests (each keeps one database connection, as the game's do):
+# each request used to open a connection of its own on the thread Django gives it, and close it again. Opening
+# one (PostgreSQL starts a backend for it) was the largest cost of an answer at 2,000 players (bench/homework_load.py).
+HOMEWORK_DB_THREADS = env.int("HOMEWORK_DB_THREADS", default=2)
 # A database outage pauses the game: messages are retried this long, and open questions get at least
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)

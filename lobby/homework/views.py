@@ -2,11 +2,14 @@
 carries the CSRF token (the page's script sends it as X-CSRFToken from the csrftoken cookie)."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
-from django.db import connection
+from django.conf import settings
+from django.db import close_old_connections, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -101,6 +104,11 @@ def homework_status(request: HttpRequest, room: Room) -> HttpResponse:
 @require_GET
 @ensure_csrf_cookie
 def homework_play(request: HttpRequest, code: str) -> HttpResponse:
+    # Opened by every player at once as the homework is handed out: on the kept connections, as their requests.
+    return _on_kept_connection(_play_page, request, code)
+
+
+def _play_page(request: HttpRequest, code: str) -> HttpResponse:
     try:
         room = _room_guess(request, code)
     except ratelimit.RateLimited as error:
@@ -131,13 +139,11 @@ def _api(handler):
     def view(request: HttpRequest, code: str) -> HttpResponse:
         try:
             data = _body(request)
-            reply = handler(request, code, data)
+            reply = _on_kept_connection(handler, request, code, data)
         except BadToken as error:
             return JsonResponse({"error": str(error), "code": error.code}, status=403)
         except GameError as error:
             return JsonResponse({"error": str(error), "code": error.code}, status=400)
-        finally:
-            _let_go_of_the_connection()
         response = JsonResponse(reply)
         response["Cache-Control"] = "no-store"
         return response
@@ -146,13 +152,29 @@ def _api(handler):
     return require_POST(view)
 
 
-def _let_go_of_the_connection() -> None:
-    """Under ASGI each sync request runs on a thread of its own, and a persistent connection (CONN_MAX_AGE)
-    stays open with its thread: 200 players answering at once held PostgreSQL's 100 connections and refused the
-    rest (bench/homework_load.py). These endpoints are the many small requests of many players, so each closes
-    its connection when done (inside a test's transaction it stays)."""
-    if not connection.in_atomic_block:
-        connection.close()
+# Under ASGI each sync request runs on a thread of its own, and a persistent connection (CONN_MAX_AGE) stays open
+# with its thread: 200 players answering at once held PostgreSQL's 100 connections and refused the rest. Closing
+# it after each request instead opened a connection per request, the largest cost of an answer at 2,000 players
+# (bench/homework_load.py). These endpoints are the many small requests of many players: their database work runs
+# on a few threads of their own, each keeping its connection (HOMEWORK_DB_THREADS per process).
+_threads = ThreadPoolExecutor(max_workers=settings.HOMEWORK_DB_THREADS, thread_name_prefix="quizgate-homework")
+
+
+def _kept(language: str | None, handler, *args):
+    close_old_connections()  # one past CONN_MAX_AGE, or broken, is replaced; a sound one is kept
+    try:
+        with translation.override(language):  # a refusal speaks the player's page's language
+            return handler(*args)
+    finally:
+        close_old_connections()
+
+
+def _on_kept_connection(handler, *args):
+    """`handler(*args)` on one of the homework threads, which keep their database connections. Inside a test's
+    transaction it runs here, on the request's own connection, which holds that transaction."""
+    if connection.in_atomic_block:
+        return handler(*args)
+    return _threads.submit(_kept, translation.get_language(), handler, *args).result()
 
 
 def _player(code: str, data: dict):

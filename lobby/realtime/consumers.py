@@ -100,30 +100,13 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             return await self.send_error(refused.code, str(refused))
         self.join_deadline.attempt(message["type"])
         self.received_at = timezone.now()  # an answer delayed by a database outage keeps its arrival time
-        paused = False
-        give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
-        while True:
-            try:
-                await self._perform(entry, message)
-            except GameError as error:
-                await self.send_error(error.code, str(error))
-                if isinstance(error, PlayerRemoved):
-                    await self.close()
-            except (OperationalError, InterfaceError):
-                # The database is unreachable: the game pauses, and this message is retried until it is back.
-                if time.monotonic() > give_up:
-                    logger.warning(
-                        "database still unreachable; a %s message to %s was not applied", message["type"], self.code
-                    )
-                    return await self.send_error("unavailable", _("The game's server is having trouble. Try again."))
-                if not paused:
-                    paused = True
-                    await self.send_error("paused", _("The game is paused: the server lost its database. Hold on…"))
-                await asyncio.sleep(DB_RETRY_INTERVAL)
-                continue
-            if paused:
-                await self.send_json({"type": "resumed"})
-            return
+        try:
+            await self._handle(entry, message)
+        finally:  # a socket still nobody (its join refused) gets a new window
+            self.join_deadline.settled()
+
+    async def _handle(self, entry, message) -> None:  # its game errors answered; retried while the database is away
+        await through_database_outage(self, lambda: self._perform(entry, message), message["type"])
 
     async def _perform(self, entry: Entry, message: dict) -> None:
         """Checked, then done (lobby/realtime/messages.py): the role and the fields first, then its service on the
@@ -282,3 +265,30 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
 
     async def send_error(self, code, message):
         await self.send_json({"type": "error", "code": code, "message": message})
+
+
+async def through_database_outage(socket: "RoomConsumer", perform, kind: str) -> None:
+    """One message's work for a socket, its game errors answered to it; while the database is unreachable the
+    game pauses (the socket is told once) and the work is retried every DB_RETRY_INTERVAL until it is back
+    ("resumed") or DB_OUTAGE_RETRY_SECONDS have passed ("unavailable": the message was not applied)."""
+    paused = False
+    give_up = time.monotonic() + settings.DB_OUTAGE_RETRY_SECONDS
+    while True:
+        try:
+            await perform()
+        except GameError as error:
+            await socket.send_error(error.code, str(error))
+            if isinstance(error, PlayerRemoved):
+                await socket.close()
+        except (OperationalError, InterfaceError):
+            if time.monotonic() > give_up:
+                logger.warning("database still unreachable; a %s message to %s was not applied", kind, socket.code)
+                return await socket.send_error("unavailable", _("The game's server is having trouble. Try again."))
+            if not paused:
+                paused = True
+                await socket.send_error("paused", _("The game is paused: the server lost its database. Hold on…"))
+            await asyncio.sleep(DB_RETRY_INTERVAL)
+            continue
+        if paused:
+            await socket.send_json({"type": "resumed"})
+        return

@@ -2,10 +2,10 @@
 until then it receives nothing and holds one of its address's WS_MAX_PER_IP places (config/socket_cap.py), so a
 socket left idle (1,000 of them from one address were once accepted and kept) frees its place by itself.
 
-Each attempt to say who it is (a join refused for a taken nickname, say) gives the socket a new full window: the
-person is there, typing. The app's own player page opens its socket before the nickname is typed; when that
-socket is closed for idling it reconnects only when the page next sends (static/js/live.js), so a slow typist
-loses nothing.
+Each attempt to say who it is stops the clock until it is answered, and one refused (a taken nickname, say) gives
+the socket a new full window: the person is there, typing. The app's own player page opens its socket before the
+nickname is typed; when that socket is closed for idling it reconnects only when the page next sends
+(static/js/live.js), so a slow typist loses nothing.
 """
 
 import asyncio
@@ -39,8 +39,15 @@ class JoinDeadline:
             )
 
     def attempt(self, message_type: str) -> None:
-        """A frame arrived: a try at joining, resuming or hosting starts the window again."""
+        """A frame arrived: a try at joining, resuming or hosting stops the clock while the server works on it.
+        Thousands joining at once queue for the database: a phone that has said who it is, waiting for its
+        answer, is not idle (a room of 10,000 filling up closed its joins in flight, bench/ws_load.py)."""
         if message_type in IDENTIFYING and self.consumer.role is None:
+            self.cancel()
+
+    def settled(self) -> None:
+        """A frame has been handled: a socket still nobody (a join refused) gets a new full window."""
+        if self.consumer.role is None and self.timer is None:
             self._arm()
 
     def cancel(self) -> None:

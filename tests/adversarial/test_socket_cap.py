@@ -124,7 +124,8 @@ async def test_a_burst_of_connects_from_one_address_gets_exactly_the_cap(setting
     for lease in granted:
         await counters[int(lease in counters[1].held)].release(lease)
     for counter in counters:
-        counter.renewer.cancel()
+        if counter.renewer is not None:  # a process's connects taken in one round trip may all have come late
+            counter.renewer.cancel()
 
 
 @pytest.fixture

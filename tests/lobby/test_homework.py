@@ -353,3 +353,50 @@ def test_homework_steps_over_slides_it_has_no_big_screen_for(clock):
     last = _play(player.pk, clock, 3, 0, after_s=2)
     assert last["finished"] and last["next"] == 5
     assert Answer.objects.filter(player=player).count() == 2  # no answer stands for a slide
+
+
+@needs_servers
+@pytest.mark.django_db(transaction=True)
+def test_many_players_hold_no_more_database_connections_than_a_few_and_a_refusal_speaks_their_language(
+    make_round, tmp_path
+):
+    """Each homework request used to take a connection of its own: opened, closed, and the page's left open with
+    its thread until PostgreSQL refused new clients. Now a server's connections do not grow with its players, and
+    a refusal made on the homework threads still speaks the player's page's language."""
+    from django.db import connection
+
+    created = homework.assignment_create(
+        round_id=make_round().pk, deadline=timezone.now() + timedelta(days=1), reveal="each", timer_seconds=120
+    )
+    code = created.room.code
+
+    def connections() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            return cursor.fetchone()[0]
+
+    def play(http, nickname):
+        http.get(f"/hw/{code}/").raise_for_status()
+        headers = {"X-CSRFToken": http.cookies["csrftoken"]}
+        token = http.post(f"/hw/{code}/api/join", json={"nickname": nickname}, headers=headers).json()["token"]
+        assert http.post(f"/hw/{code}/api/start", json={"token": token, "question": 0}, headers=headers).is_success
+        return http.post(f"/hw/{code}/api/answer", json={"token": token, "question": 2, "option": 0}, headers=headers)
+
+    server = start_asgi("asgi", log_path=tmp_path / "asgi.log")
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        with httpx.Client(base_url=base, timeout=20) as http:
+            play(http, "First")
+        before = connections()  # the server's own (the game clock's...) and a homework thread's
+        for number in range(44):
+            with httpx.Client(base_url=base, timeout=20) as http:
+                play(http, f"Player{number}")
+        assert connections() <= before + settings.HOMEWORK_DB_THREADS - 1
+        with httpx.Client(base_url=base, timeout=20, headers={"Accept-Language": "de"}) as http:
+            refused = play(http, "Grete")
+        assert refused.status_code == 400 and refused.json()["error"] == "Diese Frage ist nicht offen."
+    finally:
+        server.stop()
+    assert Player.objects.filter(room__code=code).count() == 46

@@ -29,7 +29,16 @@ from websockets.asyncio.client import connect
 
 from lobby.models import Answer
 from lobby.realtime import rebalance
-from tests.support.hosts import HAPROXY, Host, Phone, free_port_on, haproxy_servers, start_haproxy, start_host
+from tests.support.hosts import (
+    HAPROXY,
+    Host,
+    Phone,
+    free_port_on,
+    haproxy_servers,
+    own_hostname,
+    start_haproxy,
+    start_host,
+)
 from tests.support.proxy import OutageProxy
 from tests.support.servers import database_url, start_redis
 
@@ -92,7 +101,10 @@ async def test_a_host_killed_behind_haproxy_costs_its_players_seconds_and_a_new_
     hosts, haproxy, phones, display = [], None, [], None
     client = redis.Redis.from_url(settings.REDIS_URL)
     try:
-        hosts = [start_host(f"127.0.0.{a}", env=env, log_path=logs[a]) for a in ("11", "12", "13")]
+        hosts = [
+            start_host(f"127.0.0.{a}", env=env, log_path=logs[a], hostname=own_hostname(f"quizgate-host-{a}"))
+            for a in ("11", "12", "13")
+        ]
         fourth_port = free_port_on("127.0.0.14")  # HAProxy's fourth line: down until the host is started
         haproxy, lb = start_haproxy([h.target for h in hosts] + [f"127.0.0.14:{fourth_port}"], log_path=tmp_path / "lb")
         created = await sync_to_async(make_room)(timer_seconds=25)
@@ -149,7 +161,9 @@ async def test_a_host_killed_behind_haproxy_costs_its_players_seconds_and_a_new_
             await phone.until(is_state("reveal"), timeout=40)
 
         # Between questions a fourth host starts: HAProxy takes it in, the others shed sockets toward it.
-        fourth = start_host("127.0.0.14", env=env, log_path=logs["14"], port=fourth_port)
+        fourth = start_host(
+            "127.0.0.14", env=env, log_path=logs["14"], port=fourth_port, hostname=own_hostname("quizgate-host-14")
+        )
         hosts.append(fourth)
         keepers = [asyncio.create_task(keep(p)) for p in phones]
         try:
@@ -225,7 +239,10 @@ async def test_a_database_blip_and_a_stalled_host_close_no_socket_and_every_answ
     hosts, haproxy, phones, display = [], None, [], None
     client = redis.Redis.from_url(settings.REDIS_URL)
     try:
-        hosts = [start_host(f"127.0.0.{a}", env=env, log_path=logs[a]) for a in ("11", "12", "13")]
+        hosts = [
+            start_host(f"127.0.0.{a}", env=env, log_path=logs[a], hostname=own_hostname(f"quizgate-host-{a}"))
+            for a in ("11", "12", "13")
+        ]
         haproxy, lb = start_haproxy([h.target for h in hosts], log_path=tmp_path / "lb")
         await all_up(haproxy.stats_url, ["host1", "host2", "host3"])
         created = await sync_to_async(make_room)(timer_seconds=60)

@@ -47,3 +47,22 @@ async def test_a_refused_join_gives_the_socket_a_new_window(room, settings, sock
     await asyncio.sleep(1)
     await typist.send(type="ping")
     assert (await typist.until(lambda m: m["type"] in ("pong", "closed")))["type"] == "pong"
+
+
+async def test_a_join_the_server_is_slow_to_answer_is_not_closed_for_idling(room, settings, sockets, monkeypatch):
+    """Thousands joining at once queue for the database: a phone that has sent its join and waits longer than the
+    window for the answer has said who it is, and gets into the game."""
+    from lobby.realtime import game_db
+
+    settings.WS_JOIN_TIMEOUT = 0.5
+    created = await room()
+    slow_join = game_db.join
+
+    async def join_behind_a_queue(**kwargs):
+        await asyncio.sleep(1.2)  # the window runs out twice over while the join waits
+        return await slow_join(**kwargs)
+
+    monkeypatch.setattr(game_db, "join", join_behind_a_queue)
+    waiting = await sockets.open(Client(created.room.code))
+    await waiting.send(type="join", nickname="Ada")
+    assert (await waiting.until(lambda m: m["type"] in ("joined", "closed"), timeout=5))["type"] == "joined"
