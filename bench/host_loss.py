@@ -451,6 +451,7 @@ def faults(args) -> None:
     call_command("migrate", verbosity=0)
     logs = Path(tempfile.mkdtemp(prefix="host-loss-"))
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burners)]
+    began = time.monotonic()
     try:
         for fault in args.fault.split(","):
             results = []
@@ -463,10 +464,28 @@ def faults(args) -> None:
             medians = {k: statistics.median(r[k] if r[k] is not None else float("inf") for r in results) for k in keys}
             print(f"{fault}, median of {len(results)}: " + ", ".join(f"{k} {v:.2f}" for k, v in medians.items())
                   + f" (logs in {logs})", flush=True)  # fmt: skip
+        log_errors(logs, time.monotonic() - began)
     finally:
         for burner in burners:
             burner.kill()
             burner.wait()
+
+
+# What the ASGI server logs when a socket is sent to before its accept or after its close, and any unhandled error.
+ASGI_ERRORS = ("Unexpected ASGI message", "Expected 'websocket.accept'", "Exception in ASGI application", "Traceback")
+
+
+def log_errors(logs: Path, seconds: float) -> None:
+    """After every fault's runs: the ASGI protocol errors and tracebacks in all the hosts' logs (goal: none)."""
+    found = Counter()
+    for path in sorted(logs.glob("*-host-*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            for words in ASGI_ERRORS:
+                if words in line:
+                    found[(path.name, words)] += 1
+    total = sum(found.values())
+    lines = "".join(f"\n  {name}: {words!r} x{n}" for (name, words), n in sorted(found.items()))
+    print(f"hosts' logs after {seconds / 60:.1f} minutes of faults: {total} ASGI errors or tracebacks (goal 0){lines}")
 
 
 refusals: Counter[str] = Counter()  # every phone's, shared
