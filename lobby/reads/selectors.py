@@ -21,7 +21,6 @@ from lobby.reads.host_view import host_frame
 from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
 from lobby.rules.showing import question_numbering, shown_order
-from lobby.rules.teams import TeamsMode
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
@@ -141,8 +140,7 @@ def room_picture(*, room_id: int) -> Picture:
         "voided": picture_rows.voided_indexes(room_id),
     }
     voided = snapshot["voided"]
-    # What each way to play adds to every reader's picture (its entry in lobby/rules/ways.py): from the room's row,
-    # then from the stored rows (the teams' board, and each player's team and place in it).
+    # What each way to play adds to every reader's picture (its entry in lobby/rules/ways.py), row and board.
     snapshot.update(ways.picture(room))
     added, team_places = ways.board_picture(room, players, voided)
     snapshot.update(added)
@@ -282,11 +280,7 @@ def results_csv(*, room: Room) -> str:
         said = f"correct {kind_of(question).answer_text(question)}" if kind_of(question).scored else "poll"
         header.append(f"Q{number}: {question.text} [{said}]")
     # A game with teams says each player's team (the team CSV, lobby/reads/team_board.py, has the teams' scores).
-    teams = (
-        {team.pk: team_board.team_name(team.name, team.order) for team in room.teams.all()}
-        if room.teams_mode != TeamsMode.OFF
-        else None
-    )
+    teams = team_board.team_names(room)
     writer.writerow(["rank", "nickname", *(["team"] if teams is not None else []), "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []

@@ -129,6 +129,13 @@ def picture_part(room: dict, players: list[tuple], voided: list[int]) -> tuple[d
     return {"teams": shown}, {player: (team_of[player], place) for player, place in places.items()}
 
 
+def team_names(room: Room) -> dict[int, str] | None:
+    """A room's teams' names by id (an auto team's colour in the language active now); None without teams."""
+    if room.teams_mode == teams.TeamsMode.OFF:
+        return None
+    return {team.pk: team_name(team.name, team.order) for team in room.teams.all()}
+
+
 def room_board(room: Room) -> list[TeamLine]:
     """A room's board as it stands (the results page, the CSV)."""
     voided = set(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True))
