@@ -18,10 +18,9 @@ from core.spreadsheet import csv_writer
 from lobby.models import Answer, Player, Room
 from lobby.reads import picture_rows, team_board
 from lobby.reads.host_view import host_frame
-from lobby.rules import machine, teams, ways
+from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
 from lobby.rules.showing import question_numbering, shown_order
-from lobby.rules.teams import TeamsMode
 from quiz.kinds import kind_of
 from quiz.selectors import round_question_facts, round_question_list
 from verifier import conf
@@ -141,11 +140,10 @@ def room_picture(*, room_id: int) -> Picture:
         "voided": picture_rows.voided_indexes(room_id),
     }
     voided = snapshot["voided"]
-    # What each way to play adds to every reader's picture (its entry in lobby/rules/ways.py).
+    # What each way to play adds to every reader's picture (its entry in lobby/rules/ways.py), row and board.
     snapshot.update(ways.picture(room))
-    team_places: dict[int, tuple[int, int]] = {}
-    if room["teams_mode"] != TeamsMode.OFF:
-        snapshot["teams"], team_places = _team_board(room, players, voided)
+    added, team_places = ways.board_picture(room, players, voided)
+    snapshot.update(added)
     crowd = None
     if phase in (Phase.QUESTION, Phase.REVEAL):
         question = round_question_facts(round_id=room["round_id"], position=index)
@@ -179,7 +177,7 @@ def room_picture(*, room_id: int) -> Picture:
             # Team talk: the options are shown, and the clock waits `talk_ms` (from now, the reading included).
             now = timezone.now()
             opens = room["question_started_at"] or now
-            talk = timedelta(seconds=room["team_talk_seconds"] if room["teams_mode"] != TeamsMode.OFF else 0)
+            talk = timedelta(seconds=ways.clock_waits(room))
             snapshot["reading_ms"] = max(int((opens - talk - now).total_seconds() * 1000), 0)
             if talk:
                 snapshot["talk_ms"] = max(int((opens - now).total_seconds() * 1000), 0)
@@ -223,34 +221,6 @@ def room_picture(*, room_id: int) -> Picture:
         check_counts=room["round__check_counts"],
     )
     return Picture(snapshot=snapshot, standings=standings, crowd=crowd)
-
-
-def _team_board(room: dict, players: list[tuple], voided: list[int]) -> tuple[list[dict], dict[int, tuple[int, int]]]:
-    """The teams of the room's picture (at most 8, so the common part stays small: name, colour, size, score,
-    rank) and each player's team and place within it, from the stored answers (lobby/reads/team_board.py)."""
-    members: dict[int, list[int]] = {}
-    scores: dict[int, int] = {}
-    for player_id, _, score, _, _, team_id in players:
-        if team_id is not None:
-            members.setdefault(team_id, []).append(player_id)
-            scores[player_id] = score
-    position = machine.Position(Phase(room["phase"]), room["question_index"])
-    lines = team_board.board(room_id=room["id"], position=position, voided=set(voided), members=members)
-    places = teams.places_in_team(members=members, scores=scores)
-    team_of = {player: team for team, players in members.items() for player in players}
-    board = [
-        # An auto team's name is empty: each screen names it by its colour in its own language.
-        {
-            "id": line.id,
-            "name": line.name,
-            "colour": line.colour,
-            "size": line.size,
-            "score": line.shown_score,
-            "rank": line.rank,
-        }
-        for line in lines
-    ]
-    return board, {player: (team_of[player], place) for player, place in places.items()}
 
 
 def _own_time(snapshot: dict, *, percent: int, asks_more_time: bool) -> dict:
@@ -310,11 +280,7 @@ def results_csv(*, room: Room) -> str:
         said = f"correct {kind_of(question).answer_text(question)}" if kind_of(question).scored else "poll"
         header.append(f"Q{number}: {question.text} [{said}]")
     # A game with teams says each player's team (the team CSV, lobby/reads/team_board.py, has the teams' scores).
-    teams = (
-        {team.pk: team_board.team_name(team.name, team.order) for team in room.teams.all()}
-        if room.teams_mode != TeamsMode.OFF
-        else None
-    )
+    teams = team_board.team_names(room)
     writer.writerow(["rank", "nickname", *(["team"] if teams is not None else []), "score", *header])
     for player in sorted(players, key=lambda p: ranks[p.pk]):
         cells = []

@@ -98,6 +98,44 @@ def board(
     ]
 
 
+def picture_part(room: dict, players: list[tuple], voided: list[int]) -> tuple[dict, dict[int, tuple[int, int]]]:
+    """The teams entry's board in the room's picture (lobby/rules/ways.py): at most 8 teams, so the common part
+    stays small (name, colour, size, score, rank), and each player's team and place within it. Nothing without
+    teams. `room` is the picture's row, `players` its rows (id, nickname, score, percent, asks, team)."""
+    if room["teams_mode"] == teams.TeamsMode.OFF:
+        return {}, {}
+    members: dict[int, list[int]] = {}
+    scores: dict[int, int] = {}
+    for player_id, _nickname, score, _percent, _asks, team_id in players:
+        if team_id is not None:
+            members.setdefault(team_id, []).append(player_id)
+            scores[player_id] = score
+    position = machine.Position(machine.Phase(room["phase"]), room["question_index"])
+    lines = board(room_id=room["id"], position=position, voided=set(voided), members=members)
+    places = teams.places_in_team(members=members, scores=scores)
+    team_of = {player: team for team, players in members.items() for player in players}
+    shown = [
+        # An auto team's name is empty: each screen names it by its colour in its own language.
+        {
+            "id": line.id,
+            "name": line.name,
+            "colour": line.colour,
+            "size": line.size,
+            "score": line.shown_score,
+            "rank": line.rank,
+        }
+        for line in lines
+    ]
+    return {"teams": shown}, {player: (team_of[player], place) for player, place in places.items()}
+
+
+def team_names(room: Room) -> dict[int, str] | None:
+    """A room's teams' names by id (an auto team's colour in the language active now); None without teams."""
+    if room.teams_mode == teams.TeamsMode.OFF:
+        return None
+    return {team.pk: team_name(team.name, team.order) for team in room.teams.all()}
+
+
 def room_board(room: Room) -> list[TeamLine]:
     """A room's board as it stands (the results page, the CSV)."""
     voided = set(VoidedQuestion.objects.filter(room=room).values_list("question_index", flat=True))

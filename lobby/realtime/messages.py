@@ -221,15 +221,10 @@ MESSAGES: dict[str, Entry] = {
     ),
     # The host's: the room, in the lobby.
     "lock": Entry(HOST, {"locked": Boolean("locked", _("Say locked: true or false."))}, services.room_set_locked),
-    # In a room with teams, team talk before each question's clock starts: 0-30 seconds.
-    "team_talk": Entry(
-        HOST,
-        {"team_talk_seconds": Whole("seconds", _("Say seconds: a whole number from 0 to 30."))},
-        services.room_set_team_talk_seconds,
-    ),
 }
 
-# The ways to play the host sets in the lobby: one message each, made from its entry (lobby/rules/ways.py).
+# The ways to play the host sets in the lobby (the speed bonus, accuracy only, a moment to read, team talk): one
+# message each, made from its entry (lobby/rules/ways.py).
 MESSAGES |= {
     way.setting.message: Entry(
         HOST, {"value": Checked(way.setting.key, way.setting.clean)}, services.room_way_set, fixed={"way": way.name}

@@ -2,10 +2,13 @@
 
 An entry says what it stores (its fields on `Room`, read with the room's picture row), what it adds to every
 reader's picture (`picture`, from that row), what the host sets in the lobby (`setting`: the message, its field,
-the value's check and the words when the game has started) and how it scores (`speed_bonus`: whether a right
-answer still earns more the sooner it comes). The picture's way-to-play part is assembled from the entries
-(`picture`), the socket's lobby settings are made from them (lobby/realtime/messages.py), the lobby setter is one
-service for all (`services.room_way_set`), and scoring asks `speed_bonus(room)`.
+the value's check, what refuses it for a room and the words when the game has started), what it adds from the
+stored rows beyond the room's own (`board`, a reader in lobby/reads/ named by its dotted path: the teams' board),
+how long the question's clock waits with the options shown (`clock_waits`: team talk) and how it scores
+(`speed_bonus`: whether a right answer still earns more the sooner it comes). The picture's way-to-play part is
+assembled from the entries (`picture`, `board_picture`, `clock_waits`), the socket's lobby settings are made from
+them (lobby/realtime/messages.py), the lobby setter is one service for all (`services.room_way_set`), and scoring
+asks `speed_bonus(room)`.
 
 A new way to play is an entry here and its field on `Room` (with its migration); its words translated, and the
 host's control on the page if a person sets it there.
@@ -13,13 +16,15 @@ host's control on the page if a person sets it there.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 
 from lobby.exceptions import BadMessage, NotNow
-from lobby.rules.teams import TeamsMode
+from lobby.rules.teams import MAX_TEAM_TALK, TeamsMode
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,8 @@ class Setting:
     key: str
     clean: Callable[[Any], Any]  # the value to store, or a GameError with words for the host
     started: Any  # the refusal once the game has started: a game must not change how it plays halfway
+    field: str | None = None  # the Room field it sets: the way's first stored field unless it says
+    refuses: Callable[[Any], Any] | None = None  # words refusing it for this room (its locked row), or None
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,12 @@ class Way:
     picture: Callable[[dict], dict]  # what it adds to every reader's picture, from the room's row
     setting: Setting | None = None
     speed_bonus: Callable[[Any], bool] | None = None  # False: a right answer scores the same at any moment
+    # What it adds to the picture from the stored rows beyond the room's own (a module of lobby/reads/, named by
+    # its dotted path as the rules cannot import the reads): f(room, players, voided) -> (its part of the
+    # picture, player id -> that player's line in it, e.g. their team and place).
+    board: str | None = None
+    # Seconds the question's clock waits with the options shown, after the moment to read (team talk).
+    clock_waits: Callable[[dict], int] | None = None
 
 
 def _boolean(missing) -> Callable[[Any], bool]:
@@ -63,6 +76,19 @@ def reading_seconds_clean(value) -> int:
     return value
 
 
+def _team_talk_seconds(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadMessage(_("Say seconds: a whole number from 0 to 30."))
+    return team_talk_clean(value)
+
+
+def team_talk_clean(value) -> int:
+    """Team talk, 0 to MAX_TEAM_TALK seconds (also the create form's and the service's check)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TEAM_TALK:
+        raise NotNow(_("Team talk must be 0 to %(max)s seconds.") % {"max": MAX_TEAM_TALK})
+    return value
+
+
 def _written_live(room: dict) -> dict:
     """A round still being written: `question_count` is how many are ready; `waiting`, the leaderboard waits for
     the next one; `end_note`, why the game ended early ("short", "timeout"); `planned_count`, how many the round
@@ -81,7 +107,7 @@ def _written_live(room: dict) -> dict:
 
 def _teams(room: dict) -> dict:
     """The mode and team talk's seconds; the board itself (names, sizes, scores) comes from the stored answers
-    (lobby/reads/selectors.py, with each player's place in their team)."""
+    (its `board`, lobby/reads/team_board.py, with each player's place in their team)."""
     if room["teams_mode"] == TeamsMode.OFF:
         return {}
     return {"teams_mode": room["teams_mode"], "team_talk_seconds": room["team_talk_seconds"]}
@@ -120,8 +146,22 @@ WAYS: tuple[Way, ...] = (
             "reading", "seconds", _reading_seconds, _("The time to read can only be changed before the game starts.")
         ),
     ),
-    # Set at creation (teams, their names) and, team talk, in the lobby by its own message: lobby/services/teams.py.
-    Way("teams", {"teams_mode": str, "team_talk_seconds": int}, _teams),
+    # Set at creation (teams, their names: lobby/services/teams.py); team talk also in the lobby, with teams only.
+    Way(
+        "teams",
+        {"teams_mode": str, "team_talk_seconds": int},
+        _teams,
+        Setting(
+            "team_talk",
+            "seconds",
+            _team_talk_seconds,
+            _("Team talk can only be changed before the game starts."),
+            field="team_talk_seconds",
+            refuses=lambda room: _("Team talk is for games with teams.") if room.teams_mode == TeamsMode.OFF else None,
+        ),
+        board="lobby.reads.team_board.picture_part",
+        clock_waits=lambda room: room["team_talk_seconds"] if room["teams_mode"] != TeamsMode.OFF else 0,
+    ),
     # A room made from a round still being written (set at creation from the round).
     Way(
         "written_live",
@@ -146,6 +186,34 @@ def picture(room: dict) -> dict:
     for way in WAYS:
         part.update(way.picture(room))
     return part
+
+
+@cache
+def _reader(path: str) -> Callable:
+    return import_string(path)
+
+
+def board_picture(room: dict, players: list[tuple], voided: list[int]) -> tuple[dict, dict[int, Any]]:
+    """What the ways add to the picture from the stored rows (their `board`), and each player's line in it."""
+    part: dict = {}
+    lines: dict[int, Any] = {}
+    for way in WAYS:
+        if way.board is None:
+            continue
+        added, theirs = _reader(way.board)(room, players, voided)
+        part.update(added)
+        lines.update(theirs)
+    return part, lines
+
+
+def clock_waits(room: dict) -> int:
+    """Seconds a question's clock waits with its options shown, after the moment to read."""
+    return sum(way.clock_waits(room) for way in WAYS if way.clock_waits is not None)
+
+
+def setting_field(way: Way) -> str:
+    """The Room field a way's lobby setting sets."""
+    return way.setting.field or next(iter(way.stores))
 
 
 def stored_fields() -> dict[str, type]:

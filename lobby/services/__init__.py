@@ -53,10 +53,11 @@ from lobby.services.rooms import (
     room_set_locked,
     room_set_no_speed_bonus,
     room_set_reading_seconds,
+    room_set_team_talk_seconds,
     room_way_set,
     rooms_move,
 )
-from lobby.services.teams import player_team_set, room_set_team_talk_seconds
+from lobby.services.teams import player_team_set
 from lobby.services.words import word_hide
 from lobby.tokens import player_token
 

@@ -179,8 +179,12 @@ def room_way_set(*, room_id: int, way: str, value) -> None:
     game must not change how it scores or plays halfway)."""
     entry = ways.BY_NAME[way]
     value = entry.setting.clean(value)
-    field = next(iter(entry.stores))
+    field = ways.setting_field(entry)
     with transaction.atomic():
+        if entry.setting.refuses is not None:
+            refused = entry.setting.refuses(Room.objects.select_for_update().get(pk=room_id))
+            if refused is not None:
+                raise NotNow(refused)
         if not Room.objects.filter(pk=room_id, phase=Phase.LOBBY).update(**{field: value}):
             raise NotNow(entry.setting.started)
         bump(room_id)
@@ -193,6 +197,11 @@ def room_set_no_speed_bonus(*, room_id: int, no_speed_bonus: bool) -> None:
 def room_set_reading_seconds(*, room_id: int, reading_seconds: int) -> None:
     """Every question of a game gets the same moment to read."""
     room_way_set(room_id=room_id, way="reading_seconds", value=ways.reading_seconds_clean(reading_seconds))
+
+
+def room_set_team_talk_seconds(*, room_id: int, team_talk_seconds: object) -> None:
+    """The host changes the team talk in the lobby (a room with teams only), like the moment to read."""
+    room_way_set(room_id=room_id, way="teams", value=ways.team_talk_clean(team_talk_seconds))
 
 
 def room_set_locked(*, room_id: int, locked: bool) -> None:

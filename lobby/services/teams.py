@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 from core.wordfilter import blocked
 from lobby.exceptions import NotNow
 from lobby.models import Player, Room, Team
-from lobby.rules import teams
+from lobby.rules import teams, ways
 from lobby.rules.machine import Phase
 from lobby.rules.teams import BadTeams, TeamsMode
 from lobby.services.common import bump
@@ -31,12 +31,7 @@ def teams_settings_clean(
     Auto teams have no names, only a count (their colours name them). Raises NotNow with what to fix."""
     if teams_mode not in set(TeamsMode):
         raise NotNow(_("Choose how to play: each for themselves, automatic teams or named teams."))
-    if (
-        not isinstance(team_talk_seconds, int)
-        or isinstance(team_talk_seconds, bool)
-        or not 0 <= team_talk_seconds <= teams.MAX_TEAM_TALK
-    ):
-        raise NotNow(_("Team talk must be 0 to %(max)s seconds.") % {"max": teams.MAX_TEAM_TALK})
+    team_talk_seconds = ways.team_talk_clean(team_talk_seconds)
     if teams_mode == TeamsMode.OFF:
         return TeamsMode.OFF, [], 0
     if teams_mode == TeamsMode.AUTO:
@@ -108,21 +103,3 @@ def player_team_set(*, room_id: int, player_id: int, team_id: object) -> None:
             .update(team_id=team_id)
         ):
             bump(room_id)
-
-
-def room_set_team_talk_seconds(*, room_id: int, team_talk_seconds: object) -> None:
-    """The host changes the team talk in the lobby (a room with teams only), like the moment to read."""
-    if (
-        not isinstance(team_talk_seconds, int)
-        or isinstance(team_talk_seconds, bool)
-        or not 0 <= team_talk_seconds <= teams.MAX_TEAM_TALK
-    ):
-        raise NotNow(_("Team talk must be 0 to %(max)s seconds.") % {"max": teams.MAX_TEAM_TALK})
-    with transaction.atomic():
-        room = Room.objects.select_for_update().get(pk=room_id)
-        if room.teams_mode == TeamsMode.OFF:
-            raise NotNow(_("Team talk is for games with teams."))
-        if room.phase != Phase.LOBBY:
-            raise NotNow(_("Team talk can only be changed before the game starts."))
-        Room.objects.filter(pk=room_id).update(team_talk_seconds=team_talk_seconds)
-        bump(room_id)

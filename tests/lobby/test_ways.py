@@ -9,6 +9,7 @@ from channels.db import database_sync_to_async
 
 from lobby import services
 from lobby.models import Answer, Room
+from lobby.reads.selectors import room_picture
 from lobby.rules import ways
 from lobby.rules.machine import Action
 
@@ -87,3 +88,19 @@ def test_a_way_that_takes_the_speed_bonus_away_takes_it_away_whatever_the_others
     assert ways.speed_bonus(room) is False
     room.accuracy_only, room.no_speed_bonus = False, True
     assert ways.speed_bonus(room) is False
+
+
+def seats_board(room: dict, players: list[tuple], voided: list[int]) -> tuple[dict, dict]:
+    """A way's board for the test below: how many sit in the room, and each player's seat."""
+    return {"seats": len(players)}, {player_id: (seat, 1) for seat, (player_id, *_) in enumerate(players)}
+
+
+@pytest.mark.django_db
+def test_a_way_s_board_reaches_every_reader_s_picture_by_its_entry_alone(make_room, monkeypatch):
+    room = make_room().room
+    ann = services.player_join(code=room.code, nickname="Ann")
+    assert "seats" not in room_picture(room_id=room.pk).snapshot
+    seats = ways.Way("seats", {}, lambda row: {}, board=f"{__name__}.seats_board")
+    monkeypatch.setattr(ways, "WAYS", (*ways.WAYS, seats))
+    picture = room_picture(room_id=room.pk)
+    assert picture.snapshot["seats"] == 1 and picture.standings.teams == {ann.player.pk: (0, 1)}
