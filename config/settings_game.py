@@ -64,6 +64,10 @@ WS_SOCKET_LEASE_SECONDS = env.float("WS_SOCKET_LEASE_SECONDS", default=30)
 # Each server process beats into Redis every third of this (core/processes.py); one silent this long, or killed on
 # the same host (seen within one beat), is dead: a survivor releases its sockets' places and registry entry at once.
 PROCESS_HEARTBEAT_SECONDS = env.float("PROCESS_HEARTBEAT_SECONDS", default=3)
+# The beat is written from a thread of its own, so a loop busy for seconds is not taken for dead; a loop that has not
+# turned for this long (stuck, not busy) stops beating and is found dead like a killed process. /livez, answered
+# from the loop, takes it out of the load balancer before that.
+PROCESS_LOOP_STUCK_SECONDS = env.float("PROCESS_LOOP_STUCK_SECONDS", default=SERVER_WORKER_HEALTHCHECK_SECONDS)
 # A dead process's players get back, in their room's open question, the time it was silent plus this: the time a
 # page takes to reconnect (lobby/realtime/lost.py). Nobody is refused as too late for time the loss of a worker took.
 LOST_PROCESS_GRACE_SECONDS = env.float("LOST_PROCESS_GRACE_SECONDS", default=5)

@@ -10,9 +10,16 @@ in its name) and its process id is gone or a zombie: a killed worker is seen by 
 beat, one on another host within PROCESS_HEARTBEAT_SECONDS. The first survivor to delete the dead field (HDEL
 answers 1 to one caller only) runs every subscriber's `on_death` once, with what the dead one last said it held.
 
-A process that was only slow (its loop blocked past PROCESS_HEARTBEAT_SECONDS) finds its field gone at its next
-beat, and each subscriber's `on_revived` puts back what it still holds. Names are `<host>-<pid>-<random>`; hosts
-need distinct host names (machines and containers have them).
+The beat is written from a thread of its own, not from the event loop: a loop kept busy by thousands of sockets on
+loaded cores ran its beat 4-9 s late, and the others took a live process for dead (its players got time back
+nobody lost, its sockets' places were freed while they were open). The thread writes what the loop last said it
+holds; the loop, at its own pace, refreshes that, looks for dead processes and puts back its own. A loop stuck for
+good is still found: the thread stops beating once the loop has not turned for PROCESS_LOOP_STUCK_SECONDS, and
+`/livez` (answered from the loop) takes it out of the load balancer meanwhile.
+
+A process taken for dead all the same (its loop stuck past PROCESS_LOOP_STUCK_SECONDS, or Redis unreachable from it)
+finds its field gone at its next beat, and each subscriber's `on_revived` puts back what it still holds. Names are
+`<host>-<pid>-<random>`; hosts need distinct host names (machines and containers have them).
 """
 
 import asyncio
@@ -21,11 +28,14 @@ import logging
 import os
 import random
 import socket as socketlib
+import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import redis.asyncio as redis
+import redis
+import redis.asyncio
 from django.conf import settings
 
 from core.cancellation import stop_if_cancelled
@@ -46,7 +56,7 @@ return {tostring(now), new}
 class Subscriber:
     holds: Callable[[], object] | None  # this process's part of its beat (JSON), on its loop
     # (the survivor's Redis client, the dead one's name, seconds it was silent, what it held)
-    on_death: Callable[[redis.Redis, str, float, object], Awaitable[None]] | None
+    on_death: Callable[[redis.asyncio.Redis, str, float, object], Awaitable[None]] | None
     on_revived: Callable[[], Awaitable[None]] | None  # this process was taken for dead and is not
 
 
@@ -92,11 +102,19 @@ class Process:
     task: asyncio.Task | None = None
     sweeping: asyncio.Task | None = None
     beats: int = 0
-    client: redis.Redis | None = None
+    client: redis.asyncio.Redis | None = None
+    clock: Callable[[], float] = time.monotonic
+    turned_at: float = 0.0  # when the loop last beat, on `clock`: the thread beats only while it is recent
+    held: str = "{}"  # what the loop last said this process holds (JSON), for the thread to write
+    key: str = ""  # the hash the thread writes into, fixed at the loop's first beat
+    thread: threading.Thread | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)
+    revivals_seen: int = 0  # the thread found this process's field gone (it was taken for dead) this many times
+    revivals_done: int = 0  # ... and the loop has put its own back for this many
 
-    def _client(self) -> redis.Redis:
+    def _client(self) -> redis.asyncio.Redis:
         if self.client is None:
-            self.client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+            self.client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
             self.beat_script = self.client.register_script(_BEAT)
         return self.client
 
@@ -113,6 +131,40 @@ class Process:
                 logger.debug("process heartbeat skipped a turn", exc_info=True)
             await asyncio.sleep(settings.PROCESS_HEARTBEAT_SECONDS / 3)
 
+    def _start_thread(self) -> None:
+        self.key = hash_key()
+        loop = weakref.ref(asyncio.get_running_loop())
+        self.thread = threading.Thread(target=self._keep_beating, args=(loop,), name="process-beat", daemon=True)
+        _threads.append((self.stopping, self.thread))
+        self.thread.start()
+
+    def _keep_beating(self, loop: weakref.ref) -> None:
+        """The beat's own thread: a busy event loop cannot delay it (the GIL still lets it run every few ms)."""
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+        script = client.register_script(_BEAT)
+        try:
+            while not self.stopping.wait(settings.PROCESS_HEARTBEAT_SECONDS / 3):
+                running = loop()
+                if running is None or running.is_closed():
+                    return  # the loop ended without stop() (a test's loop): nothing to beat for
+                del running
+                try:
+                    self.beat_from_thread(script)
+                except Exception:
+                    logger.debug("process heartbeat (thread) skipped a turn", exc_info=True)
+        finally:
+            client.close()
+
+    def beat_from_thread(self, script) -> bool:
+        """One beat with what the loop last said it holds, unless the loop has not turned for too long (then the
+        others find this process dead, as they would a killed one). Whether it beat."""
+        if self.clock() - self.turned_at > settings.PROCESS_LOOP_STUCK_SECONDS:
+            return False
+        _, new = script(keys=[self.key], args=[self.name, self.held])
+        if new:
+            self.revivals_seen += 1
+        return True
+
     def holding(self) -> dict:
         held = {}
         for part, subscriber in _subscribers.items():
@@ -126,9 +178,15 @@ class Process:
     async def beat(self) -> int:
         """Say this process is alive, then release what dead ones held. The number of dead ones released."""
         self._client()
-        now, new = await self.beat_script(keys=[hash_key()], args=[self.name, json.dumps(self.holding())])
+        self.held = json.dumps(self.holding())
+        now, new = await self.beat_script(keys=[hash_key()], args=[self.name, self.held])
+        self.turned_at = self.clock()
         self.beats += 1
-        if new and self.beats > 1:
+        if self.task is not None and self.thread is None:
+            self._start_thread()
+        seen = self.revivals_seen  # the thread may have written the field back first
+        if (new and self.beats > 1) or seen > self.revivals_done:
+            self.revivals_done = seen
             logger.warning("this process (%s) was taken for dead (a late beat); putting back its own", self.name)
             for subscriber in _subscribers.values():
                 if subscriber.on_revived is not None:
@@ -180,11 +238,25 @@ class Process:
         if self.task is None:
             return
         self.task.cancel()
+        self.stopping.set()
+        if self.thread is not None:
+            await asyncio.to_thread(self.thread.join, 5)  # before the field goes: the thread would write it back
         try:
             await self._client().hdel(hash_key(), self.name)
             await self._client().aclose()
         except (redis.RedisError, OSError):
             pass
+
+
+_threads: list[tuple[threading.Event, threading.Thread]] = []
+
+
+def halt_threads() -> None:
+    """Stop every beat thread of this process and wait for them (a test's end: its loops' beats end with it)."""
+    while _threads:
+        stopping, thread = _threads.pop()
+        stopping.set()
+        thread.join(5)
 
 
 _processes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Process] = weakref.WeakKeyDictionary()
