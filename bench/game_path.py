@@ -25,6 +25,7 @@ from lobby.models import Answer
 from lobby.reads.selectors import player_frame, player_you, room_picture, room_snapshot
 from lobby.realtime import frames
 from lobby.rules.machine import Action
+from lobby.services.progress import question_close
 
 PLAYERS = 20
 
@@ -135,8 +136,8 @@ def main() -> None:
     ]
     services.game_act(room_id=big.room.pk, action=Action.START)
     fanout_encoding(f"player frames of a question, {args.big} a room", [big.room.pk] * 5, players)
-    # A big room's answers arrive together: the server's group commit stores them in big batches.
-    batch = 100
+    # A big room's answers arrive together: the server's group commit stores them in batches of up to 200.
+    batch = 200
     chunks = [players[big.room.pk][i : i + batch] for i in range(1, len(players[big.room.pk]) - batch + 1, batch)]
     measure(
         f"answers, batch of {batch}, stored + counted",
@@ -145,6 +146,11 @@ def main() -> None:
             for c in chunks
         ],
         f"in the room of {args.big}",
+    )
+    measure(
+        f"close: score the room of {args.big} and send its reveal",
+        [lambda: question_close(room_id=big.room.pk, question_index=0)],
+        "once a question; the reveal's picture is built on commit",
     )
 
 

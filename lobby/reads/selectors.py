@@ -8,6 +8,7 @@ reveal neither holds anything that says which option is correct.
 Answers are stored with the round's option index; what a room's screens get (options, the marked one, the
 distribution, each player's choice) is in the order that room shows them (`machine.option_order`)."""
 
+import heapq
 import io
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -113,7 +114,8 @@ def room_picture(*, room_id: int) -> Picture:
     players = picture_rows.player_rows(room_id)
     ranks = machine.rank([(player_id, score) for player_id, _, score, _, _, _ in players])
     lines = {player_id: (nickname, score, ranks[player_id]) for player_id, nickname, score, _, _, _ in players}
-    top = sorted(lines.items(), key=lambda item: (item[1][2], item[0]))[:TOP_PLACES]
+    # The first few by (rank, id) without sorting the whole room again (the same as sorted(...)[:TOP_PLACES]).
+    top = heapq.nsmallest(TOP_PLACES, lines.items(), key=lambda item: (item[1][2], item[0]))
     closing_percent = max((percent for _, _, _, percent, _, _ in players), default=100)
     # For the host only (a player's frame carries its own entry, see `player_frame`): who has extra time (only
     # those above x1) and who asked for it when joining.

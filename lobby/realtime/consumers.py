@@ -8,6 +8,7 @@ import logging
 import time
 
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
@@ -24,6 +25,7 @@ from lobby.realtime import fanout, frames, game_db, heal, ratelimit, rebalance
 from lobby.realtime.game_db import db
 from lobby.realtime.idle import JoinDeadline
 from lobby.realtime.messages import Entry, FrameRefused, read_frame
+from lobby.realtime.own_channel import ChannelOnDemand
 from lobby.realtime.socket_guard import GuardedSocket
 from lobby.tokens import read_host_token
 
@@ -33,7 +35,7 @@ DB_RETRY_INTERVAL = 0.3
 FLOOD_CLOSE_CODE = 4008  # an application code in the 4000s: the client flooded us (like 1008, policy violation)
 
 
-class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
+class RoomConsumer(GuardedSocket, ChannelOnDemand, AsyncWebsocketConsumer):
     """One connection, host or player. Until it says who it is (join / resume / host) it gets nothing."""
 
     language: str | None = None  # its page's, read from the handshake on the first frame
@@ -64,8 +66,15 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
         rebalance.forget(self)
         if self.room_id is not None:
             await fanout.leave(self)
-        if self.role == "host":
+        if self.role == "host" and self.channel_name is not None:
             await self.channel_layer.group_discard(events.host_group(self.code), self.channel_name)
+
+    async def websocket_disconnect(self, message):
+        """Channels' own also closes stale database connections on its one shared sync thread: a room of 10,000
+        ending queued 10,000 hops behind that one thread. The socket's database work runs on `db()`'s threads,
+        which close their own stale connections (see `dispatch`)."""
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def dispatch(self, message):
         """Channels' own dispatch first closes stale database connections on its one shared sync thread, for
@@ -124,9 +133,12 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
     async def on_join(self, message, **join):
         # A room with friendly names names its players in their own language.
         joined = await game_db.join(ip=self.client_ip, code=self.code, language=self.language, **join)
+        # The phone holds its token before anything else can fail: a channel-layer shard away while the room's
+        # subscription opens closes this socket (1013), and the page comes back with a resume. Told after, it came
+        # back with a join its own nickname now refused, for ever.
+        await self._send_joined(joined.token, joined.player)
         # A new player has no answer yet: nothing of their own to read back (a resume does).
         await self._enter(room_id=joined.player.room_id, role="player", player_id=joined.player.pk, fresh=True)
-        await self._send_joined(joined.token, joined.player)
         # A burst of joins shares the process's reads: one picture new enough serves every joiner before it
         # (a fresh read per joiner was O(N) each, O(N^2) for a room filling up).
         picture = await standings.picture_at_least(self.room_id, self.code, joined.seq, load=db(room_picture))
@@ -180,7 +192,8 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             # The room's events come from the process's one subscription (lobby/realtime/fanout.py).
             await fanout.join(self)
         if role == "host" and self.role != "host":
-            await self.channel_layer.group_add(events.host_group(self.code), self.channel_name)
+            # A host's screen is the one socket that takes a channel of its own (lobby/realtime/own_channel.py).
+            await self.channel_layer.group_add(events.host_group(self.code), await self.own_channel())
             self.budget.as_host()
         self.room_id, self.role, self.player_id = room_id, role, player_id
         self.join_deadline.cancel()

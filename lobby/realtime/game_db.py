@@ -1,6 +1,7 @@
 """The room socket's way into the database: a pool of threads for the game's services, and the batches that put
 the answers and the joins reaching one process together into one transaction each."""
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from channels.db import database_sync_to_async
@@ -14,9 +15,11 @@ from lobby.realtime.batching import GroupCommit
 _db_threads = ThreadPoolExecutor(max_workers=settings.DB_THREADS, thread_name_prefix="quizgate-db")
 
 
+@functools.cache
 def db(func):
     """Run a service in a pool of threads. Not thread-sensitive: the game's writes are safe side by side (row
-    locks and compare-and-set), and one shared thread per process would queue every player's answer."""
+    locks and compare-and-set), and one shared thread per process would queue every player's answer. One wrapper
+    per service, made once: a socket's every message asked for its service's wrapper anew."""
     return database_sync_to_async(func, thread_sensitive=False, executor=_db_threads)
 
 

@@ -6,6 +6,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import itemgetter
 
 MAX_POINTS = 1000
 STREAK_STEP = 100
@@ -78,7 +79,7 @@ def streak_bonus(streak: int) -> int:
 
 def rank(scores: list[tuple[int, int]]) -> dict[int, int]:
     """Competition ranking ("1224") of (player_id, score) pairs; ties share a rank."""
-    ordered = sorted(scores, key=lambda pair: -pair[1])
+    ordered = sorted(scores, key=itemgetter(1), reverse=True)  # stable: ties keep their order
     ranks: dict[int, int] = {}
     previous_score, previous_rank = None, 0
     for position, (player_id, score) in enumerate(ordered, start=1):

@@ -269,13 +269,16 @@ def _rooms_for_answers(player_ids: set[int]) -> dict[int, _RoomOfPlayer]:
     else:
         rows = fetch(_ROOMS_OF_PLAYERS.format(ids=f"IN ({', '.join(['%s'] * len(ids))})"), ids + ids)
     rooms = {}
+    times: dict[int, tuple] = {}  # room -> its deadline and start, made aware once a room, not once a player
     for row in rows:
-        room = _RoomOfPlayer(*row)
-        rooms[room.answering_player_id] = room._replace(
-            deadline=aware(room.deadline),
-            question_started_at=aware(room.question_started_at),
-            answered_current=bool(room.answered_current),
-        )
+        pk, code, phase, index, round_id, timer, deadline, started, seed, talk, player, percent, answered, closing = row
+        if pk not in times:
+            times[pk] = (aware(deadline), aware(started))
+        deadline, started = times[pk]
+        rooms[player] = _RoomOfPlayer(
+            pk, code, phase, index, round_id, timer, deadline, started, seed, talk, player, percent, bool(answered),
+            closing,
+        )  # fmt: skip
     return rooms
 
 

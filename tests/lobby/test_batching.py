@@ -111,3 +111,46 @@ async def test_a_failing_follow_up_is_logged_and_the_next_still_runs(caplog):
         await asyncio.sleep(0.01)
     assert done == [["good"]]
     assert "follow-up of a group commit failed" in caplog.text
+
+
+async def test_while_writes_keep_coming_one_follow_up_counts_several_batches_and_the_last_is_counted_at_once():
+    """A room answering all at once: the count (two scans of the room) runs once for the batches written while
+    more waited, not after each, and the last batch, with nothing behind it, is counted straight away."""
+    followed: list[list[int]] = []
+    first_may_finish = asyncio.Event()
+
+    async def write(items):
+        if items == [0]:
+            await first_may_finish.wait()
+        return list(items)
+
+    async def after(results):
+        followed.append(list(results))
+
+    group = GroupCommit(write, after=after, max_batch=1, after_every=60)
+    tasks = [asyncio.create_task(group.submit(i)) for i in range(4)]
+    await asyncio.sleep(0.01)  # 0 is being written, 1 to 3 wait
+    first_may_finish.set()
+    assert await asyncio.gather(*tasks) == [0, 1, 2, 3]
+    await asyncio.sleep(0.01)
+    assert followed == [[0, 1, 2, 3]]
+    # Alone, an answer is counted as soon as it is written.
+    assert await group.submit(4) == 4
+    await asyncio.sleep(0.01)
+    assert followed == [[0, 1, 2, 3], [4]]
+
+
+async def test_a_long_stream_of_writes_is_still_followed_up_every_after_every_seconds():
+    followed: list[list[int]] = []
+
+    async def write(items):
+        await asyncio.sleep(0.02)
+        return list(items)
+
+    async def after(results):
+        followed.append(list(results))
+
+    group = GroupCommit(write, after=after, max_batch=1, after_every=0)
+    assert await asyncio.gather(*(group.submit(i) for i in range(3))) == [0, 1, 2]
+    await asyncio.sleep(0.05)
+    assert followed == [[0], [1], [2]]  # the host's count keeps moving while the answers pour in

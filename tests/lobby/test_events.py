@@ -35,3 +35,14 @@ async def test_counts_arriving_together_reach_the_host_as_the_first_and_then_the
     events._keep_latest(loop, group, {"type": events.ROOM_ANSWERS, "question_index": 1, "answered_count": 1})
     assert (await asyncio.wait_for(layer.receive(host), 2))["question_index"] == 1  # quiet again: sent at once
     await layer.group_discard(group, host)
+
+
+def test_a_big_rooms_lobby_pictures_are_spaced_so_its_phones_frames_stay_bounded():
+    """A room's lobby picture is a frame to each of its phones: small rooms keep their pace (the host's screen four
+    times a second, the phones once a second); a room of 10,000 gets its phones a picture every 4 s."""
+    assert events.coalesce_intervals(20) == (0.25, 1.0)
+    assert events.coalesce_intervals(2000) == (0.25, 1.0)
+    assert events.coalesce_intervals(10_000) == (1.0, 4.0)
+    for players in (3000, 10_000, 50_000):
+        hosts, phones = events.coalesce_intervals(players)
+        assert players / phones <= events.PLAYERS_FRAMES_A_SECOND

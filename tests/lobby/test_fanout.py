@@ -216,3 +216,32 @@ async def test_a_small_rooms_event_carries_its_standings_so_no_other_process_rea
         assert picture.standings == built.standings
         assert picture.snapshot["seq"] == built.snapshot["seq"]
     assert built.standings.results and built.standings.extra_time
+
+
+async def test_players_take_no_channel_of_their_own_and_the_host_still_gets_its_counts(
+    room, sockets, host_socket, monkeypatch
+):
+    """A player's socket is served by its process's subscription: it makes no channel (on the Redis layer, a
+    subscription each; 10,000 for a room of 10,000). The host's screen makes one, for its group's answer counts."""
+    layer = get_channel_layer()
+    made: list[str] = []
+    new_channel = layer.new_channel
+
+    async def counting(prefix="specific."):
+        made.append(prefix)
+        return await new_channel(prefix)
+
+    monkeypatch.setattr(layer, "new_channel", counting)
+    created = await room(timer_seconds=60)
+    host = await host_socket(created)
+    players = [(await sockets.join(created.room.code, f"p{n}"))[0] for n in range(5)]
+    for player in players:
+        await player.state(phase="lobby", player_count=5)
+    assert sorted(made) == ["room.", "specific."]  # the room's one subscription and the host's channel
+    await host.send(type="start")
+    for player in players:
+        await player.state(phase="question", question_index=0)
+    await players[0].send(type="answer", question=0, option=1)
+    counted = await host.until(lambda m: m["type"] == "answers" and m["answered_count"] == 1, timeout=WAIT)
+    assert counted["question_index"] == 0
+    assert sorted(made) == ["room.", "specific."]

@@ -99,9 +99,14 @@ async def test_a_dead_layer_shard_refuses_handshakes_cleanly_and_never_with_a_5x
     phones = []
     try:
         created = await sync_to_async(make_room)()
+        # A phone needs the layer when its room is new to the process (the room's one subscription, its channel
+        # and group on a shard each): those after the fault come to rooms of their own. A phone of a room the
+        # process already reads takes no channel of its own (lobby/realtime/own_channel.py).
+        later = [await sync_to_async(make_room)() for _ in range(12)]
         refusals: Counter = Counter()
         lb = server.ws_base.rstrip("/")
-        phones = [Phone(lb, created.room.code, f"P{n}", "127.0.0.1", refusals) for n in range(16)]
+        phones = [Phone(lb, created.room.code, f"P{n}", "127.0.0.1", refusals) for n in range(4)]
+        phones += [Phone(lb, room.room.code, f"L{n}", "127.0.0.1", refusals) for n, room in enumerate(later)]
         async with asyncio.timeout(60):
             await asyncio.gather(*(phone.open() for phone in phones[:4]))  # in before the fault
             shards[1].kill()
