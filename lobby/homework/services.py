@@ -42,6 +42,7 @@ from lobby.services.answers import answer_given
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
 from lobby.tokens import player_token, read_player_token
 from quiz.kinds import BadAnswer, kind_of
+from quiz.models import Round
 from quiz.selectors import round_question_facts
 
 REVEALS = (Assignment.REVEAL_EACH, Assignment.REVEAL_DEADLINE)
@@ -87,11 +88,27 @@ def assignment_create(
 
 
 def room_for_page(code: object) -> Room:
-    """The room of a code with its assignment (if it has one) and round, in one query; RoomNotFound."""
-    try:
-        return Room.objects.select_related("assignment", "round").get(code=normalize_code(code))
-    except Room.DoesNotExist:
-        raise RoomNotFound() from None
+    """The room of a code with its assignment (if it has one) and round, in one query; RoomNotFound. Written
+    out: the ORM's compiling of it was most of the CPU of the page and the join, which every player opens."""
+    quote = connection.ops.quote_name
+    room, assignment, round_ = (quote(model._meta.db_table) for model in (Room, Assignment, Round))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_columns((Room, Assignment, Round))} FROM {room}"
+            f" LEFT JOIN {assignment} ON {assignment}.{quote('room_id')} = {room}.{quote('id')}"
+            f" JOIN {round_} ON {round_}.{quote('id')} = {room}.{quote('round_id')}"
+            f" WHERE {room}.{quote('code')} = %s",
+            [normalize_code(code)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise RoomNotFound()
+    found, its_assignment, its_round = _models_of(row, (Room, Assignment, Round))
+    found.round = its_round
+    found.assignment = its_assignment  # None: room.assignment raises Assignment.DoesNotExist, as the ORM's would
+    if its_assignment is not None:
+        its_assignment.room = found
+    return found
 
 
 def assignment_by_code(code: object) -> Assignment:
@@ -110,19 +127,43 @@ def answers_shown(assignment: Assignment, *, at: datetime | None = None) -> bool
     return assignment.reveal == Assignment.REVEAL_EACH or not is_open(assignment, at=at)
 
 
-def homework_join(*, code: object, nickname: object) -> tuple[Player, str]:
-    """A new player of an assignment (the live game's nickname rules), and their signed token."""
+def homework_join(*, code: object, nickname: object, room: Room | None = None) -> tuple[Player, str]:
+    """A new player of an assignment (the live game's nickname rules), and their signed token. `room`: the room
+    of `code` as room_for_page read it (with its assignment), if the caller has it."""
     name, key = clean_nickname(nickname)
-    assignment = assignment_by_code(code)
+    if room is None or normalize_code(code) != room.code:
+        assignment = assignment_by_code(code)
+    else:
+        try:
+            assignment = room.assignment
+        except Assignment.DoesNotExist:
+            raise RoomNotFound() from None
     if not is_open(assignment):
         raise DeadlinePassed()
     room = assignment.room
+    player = Player(room=room, nickname=name, nickname_key=key)
+    progress = HomeworkProgress(question_index=_past_slides(room, 0))
+    # The player and their place in one statement (one round trip, no transaction of its own to open and commit).
+    player_columns, player_values = _insert_values(player)
+    progress_columns, progress_values = _insert_values(progress)
+    at = progress_columns.index(connection.ops.quote_name("player_id"))
+    quote = connection.ops.quote_name
+    sql = (
+        f"WITH made AS (INSERT INTO {quote(Player._meta.db_table)} ({', '.join(player_columns)})"
+        f" VALUES ({', '.join(['%s'] * len(player_values))}) RETURNING {quote('id')})"
+        f" INSERT INTO {quote(HomeworkProgress._meta.db_table)} ({', '.join(progress_columns)})"
+        f" SELECT {', '.join(quote('id') if n == at else '%s' for n in range(len(progress_columns)))} FROM made"
+        f" RETURNING {quote('id')}, {quote('player_id')}"
+    )
     try:
-        with transaction.atomic():
-            player = Player.objects.create(room=room, nickname=name, nickname_key=key)
-            HomeworkProgress.objects.create(player=player, question_index=_past_slides(room, 0))
+        with transaction.atomic() if connection.in_atomic_block else _nothing(), connection.cursor() as cursor:
+            cursor.execute(sql, player_values + [v for n, v in enumerate(progress_values) if n != at])
+            progress.pk, player.pk = cursor.fetchone()
     except IntegrityError:
         raise NicknameTaken() from None
+    for made in (player, progress):
+        made._state.adding, made._state.db = False, connection.alias
+    player.homework = progress  # and progress.player = player
     return player, player_token(room_code=room.code, player_id=player.pk)
 
 
@@ -164,13 +205,8 @@ def _place_query() -> str:
     global _place_sql
     if _place_sql is None:
         quote = connection.ops.quote_name
-        tables = [quote(model._meta.db_table) for model in _PLACE_MODELS]
-        columns = ", ".join(
-            f"{table}.{quote(field.column)}"
-            for model, table in zip(_PLACE_MODELS, tables, strict=True)
-            for field in model._meta.concrete_fields
-        )
-        progress, player, room, assignment = tables
+        columns = _columns(_PLACE_MODELS)
+        progress, player, room, assignment = (quote(model._meta.db_table) for model in _PLACE_MODELS)
         _place_sql = (
             f"SELECT {columns} FROM {progress}"
             f" JOIN {player} ON {player}.{quote('id')} = {progress}.{quote('player_id')}"
@@ -188,20 +224,43 @@ def _read_place(player_id: int) -> HomeworkProgress | None:
         row = cursor.fetchone()
     if row is None:
         return None
+    place, player, room, assignment = _models_of(row, _PLACE_MODELS)
+    room.assignment = assignment
+    player.room = room
+    place.player = player
+    return place
+
+
+def _columns(models) -> str:
+    quote = connection.ops.quote_name
+    return ", ".join(
+        f"{quote(model._meta.db_table)}.{quote(field.column)}"
+        for model in models
+        for field in model._meta.concrete_fields
+    )
+
+
+def _models_of(row, models) -> list:
+    """One instance of each model from a row of _columns(models), as the ORM makes them (None for a model whose
+    columns a LEFT JOIN left empty)."""
     made, at = [], 0
-    for model in _PLACE_MODELS:
+    for model in models:
         fields = model._meta.concrete_fields
         values = [
             field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
             for field, value in zip(fields, row[at : at + len(fields)], strict=True)
         ]
-        made.append(model.from_db(connection.alias, [field.attname for field in fields], values))
         at += len(fields)
-    place, player, room, assignment = made
-    room.assignment = assignment
-    player.room = room
-    place.player = player
-    return place
+        pk = values[fields.index(model._meta.pk)]
+        made.append(None if pk is None else model.from_db(connection.alias, [f.attname for f in fields], values))
+    return made
+
+
+def _insert_values(instance) -> tuple[list[str], list[Any]]:
+    """The columns and values the ORM would insert for a new `instance` (its defaults, auto_now_add)."""
+    fields = [field for field in instance._meta.concrete_fields if not field.primary_key]
+    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+    return [connection.ops.quote_name(field.column) for field in fields], values
 
 
 def _past_slides(room: Room, index: int) -> int:

@@ -26,7 +26,6 @@ from lobby.pages.forms import HomeworkCreateForm
 from lobby.pages.views import (
     _host_only,
     _keep_host_token,
-    _room_guess,
     _selected_source,
     _source_choices,
     _too_many,
@@ -110,11 +109,16 @@ def homework_play(request: HttpRequest, code: str) -> HttpResponse:
     return _on_kept_connection(_play_page, request, code)
 
 
+def _homework_room(request: HttpRequest, code: str) -> Room:
+    """The room for a code, under the code-guess limit (as lobby.pages.views._room_guess), with its assignment
+    and round read in the same query. Raises RateLimited or RoomNotFound."""
+    ip = ratelimit.client_ip_from_request(request)
+    return ratelimit.code_guess(ip=ip, lookup=lambda: homework.room_for_page(code))
+
+
 def _play_page(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        # The room with its assignment and round (the page's title) in one query, under the code-guess limit.
-        ip = ratelimit.client_ip_from_request(request)
-        room = ratelimit.code_guess(ip=ip, lookup=lambda: homework.room_for_page(code))
+        room = _homework_room(request, code)
     except ratelimit.RateLimited as error:
         return _too_many(error)
     except RoomNotFound:
@@ -212,10 +216,10 @@ def _player(code: str, data: dict):
 @_api
 def api_join(request: HttpRequest, code: str, data: dict) -> dict:
     try:
-        _room_guess(request, code)
+        room = _homework_room(request, code)
     except ratelimit.RateLimited as error:
         raise GameError(str(error)) from None
-    player, token = homework.homework_join(code=code, nickname=data.get("nickname"))
+    player, token = homework.homework_join(code=code, nickname=data.get("nickname"), room=room)
     return {"token": token, "state": homework.homework_state(player_id=player.pk, joined=player)}
 
 
