@@ -20,6 +20,7 @@ import sys
 import time
 from datetime import timedelta
 from json import dumps
+from pathlib import Path
 
 import httpx
 from django.core.management import call_command
@@ -32,6 +33,20 @@ from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
 from tests.support.servers import server_env
+
+
+def postgres_cpu_ms() -> float:
+    """CPU time (user + system) of every PostgreSQL process on this machine so far, from /proc."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        if name.startswith("postgres"):
+            total += int(fields[11]) + int(fields[12])
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def make_assignment(questions: int, timer: int) -> str:
@@ -159,6 +174,7 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
             async with limits:
                 started = time.perf_counter()
                 stats["queued"].append((started - queued) * 1000)
+                stats["waits"].append((queued, (started - queued) * 1000))
                 stats["requests"] += 1
                 reply = await http.post(f"/hw/{code}/api/{path}", json=body, headers=headers)
                 return reply, (time.perf_counter() - started) * 1000
@@ -187,10 +203,11 @@ async def run(args, code: str) -> None:
     popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
     behind: set = set()
     try:
-        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": [], "requests": 0}
+        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": [], "requests": 0, "waits": []}
         limits = asyncio.Semaphore(args.concurrency)
         load_start = os.getloadavg()
         before, wall, own = cpu_ms(popen.pid), time.perf_counter(), time.process_time()
+        database = postgres_cpu_ms()
         base = f"http://127.0.0.1:{port}"
         players = [asyncio.ensure_future(player(n, base, code, args, limits, stats)) for n in range(args.players)]
         # A server far behind would keep the bench going for ever: after --give-up seconds, what was done is counted.
@@ -200,6 +217,7 @@ async def run(args, code: str) -> None:
         await asyncio.gather(*behind, return_exceptions=True)
         seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
         own = (time.process_time() - own) * 1000
+        database = postgres_cpu_ms() - database
         load_end = os.getloadavg()
     finally:
         popen.terminate()
@@ -229,12 +247,21 @@ async def run(args, code: str) -> None:
         f"(goal p95 <= 200 -> ratio {pct(ack, 95) / 200:.2f})"
     )
     print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
+    # When requests waited: the players arrive (page, join) over the first fifth of the window.
+    spans = {}
+    for queued_at, ms in stats["waits"]:
+        spans.setdefault(int((queued_at - wall) // 10) * 10, []).append(ms)
+    print(
+        "slot wait p95 ms by 10 s of the run: "
+        + ", ".join(f"{at}s {pct(waits, 95):.0f}" for at, waits in sorted(spans.items()))
+    )
     print(f"server CPU per answer {cpu / max(answers, 1):.2f} ms (all requests of the run: {cpu:.0f} ms CPU)")
     requests = stats["requests"]
     print(
         f"requests {requests} ({requests / seconds:.0f}/s): server CPU per request {cpu / max(requests, 1):.2f} ms, "
         f"{cpu / seconds / 1000:.2f} cores; the bench's own ({args.client}) {own / max(requests, 1):.2f} ms, "
-        f"{own / seconds / 1000:.2f} cores"
+        f"{own / seconds / 1000:.2f} cores; PostgreSQL (all its processes) {database / max(requests, 1):.2f} "
+        f"ms, {database / seconds / 1000:.2f} cores"
     )
 
 

@@ -1,10 +1,10 @@
-"""A homework player's opening and answering, served in front of Django's request stack (config/asgi.py).
+"""A homework player's JSON requests, served in front of Django's request stack (config/asgi.py).
 
-Opening and answering are 20 of the 22 requests a homework player sends, and with 2,000 players over a minute the
-server's CPU per request was the limit: most of it was the request stack (the ASGI request, every middleware, the
-thread each sync request gets), not the work (bench/homework_load.py, docs/benchmarks.md "Homework at scale").
-This app answers `POST /hw/<code>/api/start` and `/api/answer` itself, with the checks those endpoints have in
-Django, made by Django's own code:
+Joining, opening and answering are 21 of the 22 requests a homework player sends (the page is the other), and with
+2,000 players over a minute the server's CPU per request was the limit: most of it was the request stack (the ASGI
+request, every middleware, the thread each sync request gets), not the work (bench/homework_load.py,
+docs/benchmarks.md "Homework at scale"). This app answers `POST /hw/<code>/api/join`, `/api/state`, `/api/start`
+and `/api/answer` itself, with the checks those endpoints have in Django, made by Django's own code:
 
 - the body: read up to the endpoint's cap (lobby/homework/views.py MAX_BODY); a longer one goes to Django;
 - the middleware that acts on such a request, called as Django calls it: SecurityMiddleware (the https redirect
@@ -13,9 +13,9 @@ Django, made by Django's own code:
   X-Frame-Options header. The others do nothing for these endpoints: the probes and the static files answer other
   paths; the session, the user, the one-time code and the messages are never read by them (so they set no cookie);
   the 413 page is for bodies this app hands to Django;
-- then the endpoint's own handler (views.api_start / views.api_answer: the token, the game's errors as 400 or 403
-  with {"error", "code"}, the reply with Cache-Control: no-store) on the threads that keep their database
-  connections.
+- then the endpoint's own handler (views.api_join and the others: the code-guess limit, the token, the game's
+  errors as 400 or 403 with {"error", "code"}, the reply with Cache-Control: no-store) on the threads that keep
+  their database connections.
 
 Anything else, and any request a check refuses (the CSRF failure page, a bad host, the https redirect), is passed
 to Django unchanged (its body replayed), which answers it exactly as before: this app only ever answers a request
@@ -44,8 +44,8 @@ from lobby.homework import views
 
 logger = logging.getLogger(__name__)
 
-PATH = re.compile(r"^/hw/(?P<code>[^/]+)/api/(?P<action>start|answer)$")
-VIEWS = {"start": views.api_start, "answer": views.api_answer}
+PATH = re.compile(r"^/hw/(?P<code>[^/]+)/api/(?P<action>join|state|start|answer)$")
+VIEWS = {"join": views.api_join, "state": views.api_state, "start": views.api_start, "answer": views.api_answer}
 
 
 def _unused(request):  # a middleware's get_response: never called, the middleware's hooks are called one by one

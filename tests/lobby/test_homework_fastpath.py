@@ -92,7 +92,7 @@ async def test_a_player_opens_and_answers_every_question_and_each_answer_is_stor
             )
             assert twice.status_code == 400 and twice.json()["code"] == "already_answered"
         state = await http.post(f"/hw/{code}/api/state", json={"token": token}, headers=headers)
-    assert "start" not in django_app.seen and "answer" not in django_app.seen  # served in front of Django
+    assert django_app.seen == [""]  # but for the page, served in front of Django
     player = await Player.objects.aget(room__code=code, nickname="Ann")
     stored = [a async for a in Answer.objects.filter(player=player).order_by("question_index")]
     assert [answer.question_index for answer in stored] == [0, 1, 2]  # one each, the second try refused
@@ -134,12 +134,14 @@ async def test_a_post_without_the_csrf_token_or_with_a_wrong_one_or_from_another
             f"/hw/{code}/api/start", json=body, headers={**headers, "Origin": "https://elsewhere.example"}
         )
         answer = await http.post(f"/hw/{code}/api/answer", json={**body, "option": 0})
-    for refused in (missing, wrong, foreign, answer):
+        join = await http.post(f"/hw/{code}/api/join", json={"nickname": "Eve"})
+    for refused in (missing, wrong, foreign, answer, join):
         assert refused.status_code == 403
         assert "CSRF" in refused.text  # Django's own refusal page
-    assert django_app.seen.count("start") == 3 and django_app.seen.count("answer") == 1  # handed to Django
+    assert django_app.seen == ["", "start", "start", "start", "answer", "join"]  # each handed to Django
     player = await Player.objects.aget(room__code=code)
     assert (await HomeworkProgress.objects.aget(player=player)).opened_at is None  # nothing was opened
+    assert not await Player.objects.filter(nickname="Eve").aexists()
 
 
 async def test_bad_json_a_body_not_an_object_and_a_body_too_large_get_a_clear_error(app, code):
