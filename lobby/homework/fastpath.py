@@ -29,6 +29,7 @@ import re
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
+from django.core.handlers.exception import response_for_exception
 from django.http import HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
@@ -144,6 +145,8 @@ async def _answer(handler, request, code: str) -> HttpResponse:
         reply = await asyncio.wrap_future(views.run_kept(translation.get_language(), handler, request, code, data))
     except GameError as error:
         return views.refused(error)
+    except Exception as error:  # as Django answers it: its 500 page, logged, got_request_exception sent
+        return response_for_exception(request, error)
     return views.replied(reply)
 
 

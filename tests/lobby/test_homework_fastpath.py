@@ -199,3 +199,16 @@ async def test_a_removed_player_can_no_longer_answer(app, code):
         await Player.objects.filter(room__code=code).aupdate(removed=True)
         refused = await http.post(f"/hw/{code}/api/start", json={"token": token, "question": 0}, headers=headers)
     assert refused.status_code == 400 and refused.json()["code"] == "removed"
+
+
+async def test_an_unexpected_failure_gets_djangos_server_error_page_and_is_logged(app, code, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(homework, "homework_open", broken)
+    async with _client(app) as http:
+        headers, token = await _joined(http, code)
+        failed = await http.post(f"/hw/{code}/api/start", json={"token": token, "question": 0}, headers=headers)
+    assert failed.status_code == 500
+    assert "the database went away" not in failed.text  # no detail to the player
+    assert any(record.name == "django.request" and record.levelname == "ERROR" for record in caplog.records)
