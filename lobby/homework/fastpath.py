@@ -9,7 +9,7 @@ and `/api/answer` itself, with the checks those endpoints have in Django, made b
 - the body: read up to the endpoint's cap (lobby/homework/views.py MAX_BODY); a longer one goes to Django;
 - the middleware that acts on such a request, called as Django calls it: SecurityMiddleware (the https redirect
   and its headers), the CSP header, LocaleMiddleware (the refusal's language), CommonMiddleware (the host check, the
-  refused user agents), CsrfViewMiddleware (the Origin check and the token against the csrftoken cookie), the
+  refused client programs), CsrfViewMiddleware (the Origin check and the token against the csrftoken cookie), the
   X-Frame-Options header. The others do nothing for these endpoints: the probes and the static files answer other
   paths; the session, the user, the one-time code and the messages are never read by them (so they set no cookie);
   the 413 page is for bodies this app hands to Django;
@@ -76,7 +76,7 @@ class _Stack:
             if self.csrf.process_request(request) is not None:
                 return True
             return self.csrf.process_view(request, view, (), {}) is not None
-        except Exception:  # a bad host, a refused user agent: Django's answer, and its log
+        except Exception:  # a bad host, a refused client program: Django's answer, and its log
             return True
 
     def respond(self, request, response: HttpResponse) -> HttpResponse:
