@@ -11,6 +11,7 @@ divided by the answers; joins and openings are in it too, so it is an upper boun
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import ssl
@@ -18,6 +19,8 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
+from json import dumps
+from pathlib import Path
 
 import httpx
 from django.core.management import call_command
@@ -30,6 +33,20 @@ from quiz.models import CheckStatus, Provenance
 from quiz.services import question_create, round_create
 from quiz.validation import QuestionData
 from tests.support.servers import server_env
+
+
+def postgres_cpu_ms() -> float:
+    """CPU time (user + system) of every PostgreSQL process on this machine so far, from /proc."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        if name.startswith("postgres"):
+            total += int(fields[11]) + int(fields[12])
+    return total * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def make_assignment(questions: int, timer: int) -> str:
@@ -49,7 +66,87 @@ def make_assignment(questions: int, timer: int) -> str:
 TLS = ssl.create_default_context()
 
 
-def refused(stats: dict, reply: httpx.Response, prefix: str = "") -> None:
+class Reply:
+    """A response as the bench reads it: its status, its JSON."""
+
+    def __init__(self, status_code: int, body: bytes) -> None:
+        self.status_code, self.body = status_code, body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise RuntimeError(f"HTTP {self.status_code}: {self.body[:200]!r}")
+
+
+class LightClient:
+    """Real HTTP/1.1 over one kept-alive connection, as a browser tab holds one: a request line, headers, the
+    cookies the server set (the csrftoken cookie), a JSON body; the reply read by its Content-Length. httpx costs
+    the bench's own loop a few times as much CPU a request, on the same two cores as the server: with 2,000
+    players the bench, not the server, was what requests waited for. An idle connection is let go before
+    uvicorn closes it (its keep-alive is 5 s): no request on a dead one. `--client httpx` keeps the old client."""
+
+    def __init__(self, host: str, port: int, keepalive: float = 3.0) -> None:
+        self.host, self.port, self.keepalive = host, port, keepalive
+        self.cookies: dict[str, str] = {}
+        self.reader = self.writer = None
+        self.used = 0.0
+
+    async def _connection(self):
+        if self.writer is not None and time.monotonic() - self.used > self.keepalive:
+            await self.aclose()
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        return self.reader, self.writer
+
+    async def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None) -> Reply:
+        reader, writer = await self._connection()
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", "Accept: */*"]
+        if self.cookies:
+            lines.append("Cookie: " + "; ".join(f"{name}={value}" for name, value in self.cookies.items()))
+        if method == "POST":
+            lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        length, close = 0, False
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "content-length":
+                length = int(value)
+            elif name == "connection" and value.lower() == "close":
+                close = True
+            elif name == "set-cookie":
+                cookie = value.split(";", 1)[0]
+                self.cookies[cookie.split("=", 1)[0]] = cookie.split("=", 1)[1]
+        data = await reader.readexactly(length)
+        self.used = time.monotonic()
+        if close:
+            await self.aclose()
+        return Reply(int(status_line.split(" ", 2)[1]), data)
+
+    async def get(self, path: str) -> Reply:
+        return await self.request("GET", path)
+
+    async def post(self, path: str, json: dict, headers: dict) -> Reply:
+        return await self.request("POST", path, dumps(json).encode(), headers)
+
+    async def aclose(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.reader = self.writer = None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+
+def refused(stats: dict, reply, prefix: str = "") -> None:
     """Count a refused request by the error code its reply names."""
     stats["errors"] += 1
     why = prefix + str(reply.json().get("code", reply.status_code))
@@ -62,9 +159,13 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
     # Idle connections let go before uvicorn closes them (its keep-alive is 5 s): no request on a dead one.
     # One TLS context for every player (unused on plain http, but each client otherwise builds its own, loading the
     # system's certificates: 2,000 of them held the bench's loop for most of the arrival window).
-    client = httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(keepalive_expiry=3), verify=TLS)
+    if args.client == "httpx":
+        client = httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(keepalive_expiry=3), verify=TLS)
+    else:
+        client = LightClient(*base.removeprefix("http://").split(":"))
     async with client as http:
         async with limits:
+            stats["requests"] += 1
             (await http.get(f"/hw/{code}/")).raise_for_status()
         headers = {"X-CSRFToken": http.cookies["csrftoken"]}
 
@@ -73,6 +174,8 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
             async with limits:
                 started = time.perf_counter()
                 stats["queued"].append((started - queued) * 1000)
+                stats["waits"].append((queued, (started - queued) * 1000))
+                stats["requests"] += 1
                 reply = await http.post(f"/hw/{code}/api/{path}", json=body, headers=headers)
                 return reply, (time.perf_counter() - started) * 1000
 
@@ -100,10 +203,11 @@ async def run(args, code: str) -> None:
     popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
     behind: set = set()
     try:
-        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": []}
+        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": [], "requests": 0, "waits": []}
         limits = asyncio.Semaphore(args.concurrency)
         load_start = os.getloadavg()
-        before, wall = cpu_ms(popen.pid), time.perf_counter()
+        before, wall, own = cpu_ms(popen.pid), time.perf_counter(), time.process_time()
+        database = postgres_cpu_ms()
         base = f"http://127.0.0.1:{port}"
         players = [asyncio.ensure_future(player(n, base, code, args, limits, stats)) for n in range(args.players)]
         # A server far behind would keep the bench going for ever: after --give-up seconds, what was done is counted.
@@ -112,6 +216,8 @@ async def run(args, code: str) -> None:
             late.cancel()
         await asyncio.gather(*behind, return_exceptions=True)
         seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
+        own = (time.process_time() - own) * 1000
+        database = postgres_cpu_ms() - database
         load_end = os.getloadavg()
     finally:
         popen.terminate()
@@ -141,7 +247,22 @@ async def run(args, code: str) -> None:
         f"(goal p95 <= 200 -> ratio {pct(ack, 95) / 200:.2f})"
     )
     print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
+    # When requests waited: the players arrive (page, join) over the first fifth of the window.
+    spans = {}
+    for queued_at, ms in stats["waits"]:
+        spans.setdefault(int((queued_at - wall) // 10) * 10, []).append(ms)
+    print(
+        "slot wait p95 ms by 10 s of the run: "
+        + ", ".join(f"{at}s {pct(waits, 95):.0f}" for at, waits in sorted(spans.items()))
+    )
     print(f"server CPU per answer {cpu / max(answers, 1):.2f} ms (all requests of the run: {cpu:.0f} ms CPU)")
+    requests = stats["requests"]
+    print(
+        f"requests {requests} ({requests / seconds:.0f}/s): server CPU per request {cpu / max(requests, 1):.2f} ms, "
+        f"{cpu / seconds / 1000:.2f} cores; the bench's own ({args.client}) {own / max(requests, 1):.2f} ms, "
+        f"{own / seconds / 1000:.2f} cores; PostgreSQL (all its processes) {database / max(requests, 1):.2f} "
+        f"ms, {database / seconds / 1000:.2f} cores"
+    )
 
 
 def main() -> None:
@@ -154,6 +275,9 @@ def main() -> None:
         "--give-up", type=float, default=0, help="seconds after which unfinished players are stopped (4 windows)"
     )
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--client", choices=("light", "httpx"), default="light", help="the players' HTTP client (see LightClient)"
+    )
     parser.add_argument(
         "--concurrency", type=int, default=8, help="requests in flight at most (each a database connection)"
     )

@@ -40,7 +40,10 @@ DB_THREADS = env.int("DB_THREADS", default=1)
 # Threads per server process for homework's JSON requests (each keeps one database connection, as the game's do):
 # each request used to open a connection of its own on the thread Django gives it, and close it again. Opening
 # one (PostgreSQL starts a backend for it) was the largest cost of an answer at 2,000 players (bench/homework_load.py).
-HOMEWORK_DB_THREADS = env.int("HOMEWORK_DB_THREADS", default=2)
+# Four: a request spends most of its time waiting on PostgreSQL (two round trips, lobby/homework/services.py), and
+# with two threads half of the 8 requests in flight on two processes waited for a thread (2,000 players: 384
+# requests a second with four, 299 with two). They hold the GIL only between queries, and only during homework.
+HOMEWORK_DB_THREADS = env.int("HOMEWORK_DB_THREADS", default=4)
 # A database outage pauses the game: messages are retried this long, and open questions get at least
 # DB_OUTAGE_RESUME_SECONDS once it is back.
 DB_OUTAGE_RETRY_SECONDS = env.float("DB_OUTAGE_RETRY_SECONDS", default=30)

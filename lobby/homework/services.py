@@ -15,10 +15,11 @@ explanation, points or a score until the assignment's deadline has passed.
 `now` is the one time source of these rules: tests replace it."""
 
 from collections.abc import Mapping
+from contextlib import nullcontext as _nothing
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -41,6 +42,7 @@ from lobby.services.answers import answer_given
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
 from lobby.tokens import player_token, read_player_token
 from quiz.kinds import BadAnswer, kind_of
+from quiz.models import Round
 from quiz.selectors import round_question_facts
 
 REVEALS = (Assignment.REVEAL_EACH, Assignment.REVEAL_DEADLINE)
@@ -85,9 +87,33 @@ def assignment_create(
     return created
 
 
+def room_for_page(code: object) -> Room:
+    """The room of a code with its assignment (if it has one) and round, in one query; RoomNotFound. Written
+    out: the ORM's compiling of it was most of the CPU of the page and the join, which every player opens."""
+    quote = connection.ops.quote_name
+    room, assignment, round_ = (quote(model._meta.db_table) for model in (Room, Assignment, Round))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_columns((Room, Assignment, Round))} FROM {room}"
+            f" LEFT JOIN {assignment} ON {assignment}.{quote('room_id')} = {room}.{quote('id')}"
+            f" JOIN {round_} ON {round_}.{quote('id')} = {room}.{quote('round_id')}"
+            f" WHERE {room}.{quote('code')} = %s",
+            [normalize_code(code)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise RoomNotFound()
+    found, its_assignment, its_round = _models_of(row, (Room, Assignment, Round))
+    found.round = its_round
+    found.assignment = its_assignment  # None: room.assignment raises Assignment.DoesNotExist, as the ORM's would
+    if its_assignment is not None:
+        its_assignment.room = found
+    return found
+
+
 def assignment_by_code(code: object) -> Assignment:
     try:
-        return Assignment.objects.select_related("room").get(room__code=normalize_code(code))
+        return Assignment.objects.select_related("room", "room__round").get(room__code=normalize_code(code))
     except Assignment.DoesNotExist:
         raise RoomNotFound() from None
 
@@ -101,19 +127,43 @@ def answers_shown(assignment: Assignment, *, at: datetime | None = None) -> bool
     return assignment.reveal == Assignment.REVEAL_EACH or not is_open(assignment, at=at)
 
 
-def homework_join(*, code: object, nickname: object) -> tuple[Player, str]:
-    """A new player of an assignment (the live game's nickname rules), and their signed token."""
+def homework_join(*, code: object, nickname: object, room: Room | None = None) -> tuple[Player, str]:
+    """A new player of an assignment (the live game's nickname rules), and their signed token. `room`: the room
+    of `code` as room_for_page read it (with its assignment), if the caller has it."""
     name, key = clean_nickname(nickname)
-    assignment = assignment_by_code(code)
+    if room is None or normalize_code(code) != room.code:
+        assignment = assignment_by_code(code)
+    else:
+        try:
+            assignment = room.assignment
+        except Assignment.DoesNotExist:
+            raise RoomNotFound() from None
     if not is_open(assignment):
         raise DeadlinePassed()
     room = assignment.room
+    player = Player(room=room, nickname=name, nickname_key=key)
+    progress = HomeworkProgress(question_index=_past_slides(room, 0))
+    # The player and their place in one statement (one round trip, no transaction of its own to open and commit).
+    player_columns, player_values = _insert_values(player)
+    progress_columns, progress_values = _insert_values(progress)
+    at = progress_columns.index(connection.ops.quote_name("player_id"))
+    quote = connection.ops.quote_name
+    sql = (
+        f"WITH made AS (INSERT INTO {quote(Player._meta.db_table)} ({', '.join(player_columns)})"
+        f" VALUES ({', '.join(['%s'] * len(player_values))}) RETURNING {quote('id')})"
+        f" INSERT INTO {quote(HomeworkProgress._meta.db_table)} ({', '.join(progress_columns)})"
+        f" SELECT {', '.join(quote('id') if n == at else '%s' for n in range(len(progress_columns)))} FROM made"
+        f" RETURNING {quote('id')}, {quote('player_id')}"
+    )
     try:
-        with transaction.atomic():
-            player = Player.objects.create(room=room, nickname=name, nickname_key=key)
-            HomeworkProgress.objects.create(player=player, question_index=_past_slides(room, 0))
+        with transaction.atomic() if connection.in_atomic_block else _nothing(), connection.cursor() as cursor:
+            cursor.execute(sql, player_values + [v for n, v in enumerate(progress_values) if n != at])
+            progress.pk, player.pk = cursor.fetchone()
     except IntegrityError:
         raise NicknameTaken() from None
+    for made in (player, progress):
+        made._state.adding, made._state.db = False, connection.alias
+    player.homework = progress  # and progress.player = player
     return player, player_token(room_code=room.code, player_id=player.pk)
 
 
@@ -128,6 +178,89 @@ def homework_player(*, code: object, token: object) -> Player:
     if player.removed:
         raise PlayerRemoved()
     return player
+
+
+def homework_place(*, code: object, token: object) -> HomeworkProgress:
+    """The place of the player a token names, in this assignment, with their player, room and assignment: one
+    query, no lock. Opening and answering start from it (homework_open, homework_answer: `place`), so the
+    common request reads the database once before its one write."""
+    grant = read_player_token(token)
+    if grant is None or grant[0] != normalize_code(code):
+        raise BadToken()
+    place = _read_place(grant[1])
+    if place is None:
+        raise BadToken()
+    if place.player.removed:
+        raise PlayerRemoved()
+    return place
+
+
+# The place, its player, their room and its assignment in one row. Written out, not built by the ORM: compiling
+# that four-table query cost about a millisecond of CPU a request, as much as the rest of an opening.
+_PLACE_MODELS = (HomeworkProgress, Player, Room, Assignment)
+_place_sql: str | None = None
+
+
+def _place_query() -> str:
+    global _place_sql
+    if _place_sql is None:
+        quote = connection.ops.quote_name
+        columns = _columns(_PLACE_MODELS)
+        progress, player, room, assignment = (quote(model._meta.db_table) for model in _PLACE_MODELS)
+        _place_sql = (
+            f"SELECT {columns} FROM {progress}"
+            f" JOIN {player} ON {player}.{quote('id')} = {progress}.{quote('player_id')}"
+            f" JOIN {room} ON {room}.{quote('id')} = {player}.{quote('room_id')}"
+            f" JOIN {assignment} ON {assignment}.{quote('room_id')} = {room}.{quote('id')}"
+            f" WHERE {progress}.{quote('player_id')} = %s"
+        )
+    return _place_sql
+
+
+def _read_place(player_id: int) -> HomeworkProgress | None:
+    """A player's place with its player, room and assignment (as select_related would give them), or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(_place_query(), [player_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    place, player, room, assignment = _models_of(row, _PLACE_MODELS)
+    room.assignment = assignment
+    player.room = room
+    place.player = player
+    return place
+
+
+def _columns(models) -> str:
+    quote = connection.ops.quote_name
+    return ", ".join(
+        f"{quote(model._meta.db_table)}.{quote(field.column)}"
+        for model in models
+        for field in model._meta.concrete_fields
+    )
+
+
+def _models_of(row, models) -> list:
+    """One instance of each model from a row of _columns(models), as the ORM makes them (None for a model whose
+    columns a LEFT JOIN left empty)."""
+    made, at = [], 0
+    for model in models:
+        fields = model._meta.concrete_fields
+        values = [
+            field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+            for field, value in zip(fields, row[at : at + len(fields)], strict=True)
+        ]
+        at += len(fields)
+        pk = values[fields.index(model._meta.pk)]
+        made.append(None if pk is None else model.from_db(connection.alias, [f.attname for f in fields], values))
+    return made
+
+
+def _insert_values(instance) -> tuple[list[str], list[Any]]:
+    """The columns and values the ORM would insert for a new `instance` (its defaults, auto_now_add)."""
+    fields = [field for field in instance._meta.concrete_fields if not field.primary_key]
+    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+    return [connection.ops.quote_name(field.column) for field in fields], values
 
 
 def _past_slides(room: Room, index: int) -> int:
@@ -177,13 +310,18 @@ def _locked(player_id: int) -> tuple[Player, HomeworkProgress, Room, Assignment]
     return player, progress, player.room, player.room.assignment
 
 
-def homework_state(*, player_id: int) -> dict[str, Any]:
-    """A player's place, from the database: the page draws itself from it after a reload or a restart."""
+def homework_state(*, player_id: int, joined: Player | None = None) -> dict[str, Any]:
+    """A player's place, from the database: the page draws itself from it after a reload or a restart.
+    `joined`: the player homework_join just made (with its room, assignment and place): nothing to read again."""
     at = now()
-    with transaction.atomic():
-        player, progress, room, assignment = _locked(player_id)
-        _expire(progress, player, room, at)
-    player.refresh_from_db(fields=["score", "streak"])
+    if joined is not None:
+        player, progress, room = joined, joined.homework, joined.room
+        assignment = room.assignment
+    else:
+        with transaction.atomic():
+            player, progress, room, assignment = _locked(player_id)
+            _expire(progress, player, room, at)
+        player.refresh_from_db(fields=["score", "streak"])
     shown = answers_shown(assignment, at=at)
     state: dict[str, Any] = {
         "nickname": player.nickname,
@@ -204,7 +342,7 @@ def homework_state(*, player_id: int) -> dict[str, Any]:
         state["score"] = player.score
         # Each question the player is past; every question once the deadline is (none ahead of them before).
         upto = progress.question_index if state["open"] else room.question_count
-        state["answers"] = _answers_told(player, room, upto=min(upto, room.question_count))
+        state["answers"] = _answers_told(player, room, upto=min(upto, room.question_count), none_yet=joined is not None)
     if progress.opened_at is not None and not state["finished"]:
         state["question"] = _open_question(room, progress, at)
     return state
@@ -224,17 +362,21 @@ def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict
     return shown
 
 
-def _answers_told(player: Player, room: Room, *, upto: int) -> list[dict[str, Any]]:
+def _answers_told(player: Player, room: Room, *, upto: int, none_yet: bool = False) -> list[dict[str, Any]]:
     """The questions before `upto` with what was right, and the player's own answer and verdict, for when they
     may see it. Each question and its right answer are as the live phone gets them at a reveal (its kind's
     public part and reveal, in the player's order), so the page draws each kind as the live game does."""
     told = []
-    given = {
-        index: (option, response, correct, points)
-        for index, option, response, correct, points in Answer.objects.filter(player=player).values_list(
-            "question_index", "option", "response", "correct", "points"
-        )
-    }
+    given = (
+        {}
+        if none_yet
+        else {
+            index: (option, response, correct, points)
+            for index, option, response, correct, points in Answer.objects.filter(player=player).values_list(
+                "question_index", "option", "response", "correct", "points"
+            )
+        }
+    )
     for index in range(upto):
         question, order, kind = _question(room, index)
         option, response, correct, points = given.get(index, (None, None, False, 0))
@@ -266,10 +408,18 @@ def _verdict(question, order, kind, *, index: int, correct: bool, points: int) -
     }
 
 
-def homework_open(*, player_id: int, question_index: object) -> dict[str, Any]:
+def homework_open(*, player_id: int, question_index: object, place: HomeworkProgress | None = None) -> dict[str, Any]:
     """The player opens their next question: its clock starts now. Opening the one already open (a reload)
-    keeps its clock; no question is opened after the assignment's deadline."""
+    keeps its clock; no question is opened after the assignment's deadline.
+
+    `place` is the player's place as homework_place read it (unlocked): when it shows the common case (the next
+    question asked for, not open yet, the assignment open; or the open one asked for again within its time) the
+    question is opened with one conditional UPDATE, or shown; anything else, or a place that changed since it
+    was read, takes the locked path below, which decides."""
     at = now()
+    shown = _open_at_once(place, question_index, at) if place is not None else None
+    if shown is not None:
+        return shown
     with transaction.atomic():
         player, progress, room, assignment = _locked(player_id)
         _expire(progress, player, room, at)
@@ -288,10 +438,20 @@ def homework_open(*, player_id: int, question_index: object) -> dict[str, Any]:
         return _open_question(room, progress, at)
 
 
-def homework_answer(*, player_id: int, question_index: object, given: Mapping[str, Any]) -> dict[str, Any]:
+def homework_answer(
+    *, player_id: int, question_index: object, given: Mapping[str, Any], place: HomeworkProgress | None = None
+) -> dict[str, Any]:
     """The player's one answer to the question they have open, judged at once by its kind and scored. The
-    reply is small: the next question's number, and (when answers are shown) the verdict and points."""
+    reply is small: the next question's number, and (when answers are shown) the verdict and points.
+
+    `place` is the player's place as homework_place read it (unlocked): when it shows the question open and in
+    time, the answer is judged and stored with one statement that moves the place on only if it is still as read
+    (_answer_at_once); anything else, or a place that changed since, takes the locked path below, which decides."""
     at = now()
+    if place is not None:
+        reply = _answer_at_once(place, question_index, given, at)
+        if reply is not None:
+            return reply
     with transaction.atomic():
         player, progress, room, assignment = _locked(player_id)
         if not isinstance(question_index, int) or isinstance(question_index, bool):
@@ -344,17 +504,149 @@ def homework_answer(*, player_id: int, question_index: object, given: Mapping[st
         if progress.question_index >= room.question_count:
             progress.finished_at = at
         progress.save()
+    return _answer_reply(
+        question,
+        order,
+        kind,
+        judged,
+        scored,
+        index=question_index,
+        place=progress,
+        player=player,
+        assignment=assignment,
+        at=at,
+    )
+
+
+def _answer_reply(question, order, kind, judged, scored, *, index, place, player, assignment, at) -> dict[str, Any]:
     reply: dict[str, Any] = {
-        "next": progress.question_index,
-        "finished": progress.finished_at is not None,
+        "next": place.question_index,
+        "finished": place.finished_at is not None,
         "given": kind.shown(question, order, judged.option, judged.response),
     }
     if answers_shown(assignment, at=at):
-        reply["verdict"] = _verdict(
-            question, order, kind, index=question_index, correct=judged.right, points=scored.points
-        )
+        reply["verdict"] = _verdict(question, order, kind, index=index, correct=judged.right, points=scored.points)
         reply["score"] = player.score
     return reply
+
+
+def _open_at_once(place: HomeworkProgress, question_index: object, at: datetime) -> dict[str, Any] | None:
+    """homework_open's common case from an unlocked read, or None for the locked path to decide."""
+    player, room = place.player, place.player.room
+    if (
+        isinstance(question_index, bool)
+        or question_index != place.question_index
+        or place.question_index >= room.question_count
+        or place.finished_at is not None
+    ):
+        return None
+    if place.opened_at is not None:
+        # Asked again (a reload): shown as it is, its clock kept, while its time lasts.
+        return _open_question(room, place, at) if at <= place.own_deadline else None
+    if not is_open(room.assignment, at=at):
+        return None
+    question, _order, _kind = _question(room, place.question_index)
+    own_deadline = min(at + timedelta(milliseconds=_window_ms(room, player, question)), room.assignment.deadline)
+    # The clock starts only if the place is still as read: not opened meanwhile, not moved on.
+    opened = HomeworkProgress.objects.filter(
+        player_id=place.player_id, question_index=place.question_index, opened_at__isnull=True, finished_at=None
+    ).update(opened_at=at, own_deadline=own_deadline)
+    if not opened:
+        return None
+    place.opened_at, place.own_deadline = at, own_deadline
+    return _open_question(room, place, at)
+
+
+_ANSWER_AT_ONCE = """
+WITH moved AS (
+    UPDATE {progress} SET question_index = %s, opened_at = NULL, own_deadline = NULL,
+        finished_at = COALESCE(%s, finished_at)
+    WHERE player_id = %s AND question_index = %s AND opened_at = %s AND finished_at IS NULL
+    RETURNING player_id
+), answered AS (
+    INSERT INTO {answer} (room_id, player_id, question_index, option, elapsed_ms, correct, points, credit,
+        response, window_ms, created_at)
+    SELECT %s, player_id, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM moved
+    RETURNING player_id
+)
+UPDATE {player} SET score = score + %s, streak = %s
+WHERE id = (SELECT player_id FROM answered)
+RETURNING score
+"""
+
+
+def _answer_at_once(
+    place: HomeworkProgress, question_index: object, given: Mapping[str, Any], at: datetime
+) -> dict[str, Any] | None:
+    """homework_answer's common case from an unlocked read: the answer stored, the player's score and streak
+    and their place moved on, in one statement (one answer a question: the place moves on only from the question
+    and the opening read, and the answer's unique key holds besides), or None for the locked path to decide."""
+    player, room = place.player, place.player.room
+    if (
+        not isinstance(question_index, int)
+        or isinstance(question_index, bool)
+        or question_index != place.question_index
+        or place.opened_at is None
+        or place.finished_at is not None
+        or at > place.own_deadline
+    ):
+        return None
+    question, order, kind = _question(room, question_index)
+    try:
+        judged = kind.judge(question, answer_given(given), order)
+    except BadAnswer as error:
+        raise AnswerRefused(str(error)) from None
+    elapsed_ms = max(int((at - place.opened_at).total_seconds() * 1000), 0)
+    window_ms = _window_ms(room, player, question)
+    if kind.scored:
+        scored = machine.answer_score(
+            streak=player.streak,
+            correct=judged.right,
+            elapsed_ms=elapsed_ms,
+            window_ms=window_ms,
+            speed_bonus=ways.speed_bonus(room),
+            credit=judged.credit,
+        )
+    else:
+        scored = machine.Scored(points=0, streak=player.streak)
+    following = _past_slides(room, question_index + 1)
+    finished = at if following >= room.question_count else None
+    response = Answer._meta.get_field("response").get_db_prep_save(judged.response, connection)
+    sql = _ANSWER_AT_ONCE.format(
+        progress=connection.ops.quote_name(HomeworkProgress._meta.db_table),
+        answer=connection.ops.quote_name(Answer._meta.db_table),
+        player=connection.ops.quote_name(Player._meta.db_table),
+    )
+    params = [
+        following, finished, place.player_id, question_index, place.opened_at,
+        room.pk, question_index, judged.option, elapsed_ms, judged.right, scored.points, judged.credit,
+        response, window_ms, timezone.now(),
+        scored.points, scored.streak,
+    ]  # fmt: skip
+    try:
+        # A savepoint only inside a caller's transaction (a test's): a refused statement must not spoil it.
+        with transaction.atomic() if connection.in_atomic_block else _nothing(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+    except IntegrityError:
+        return None  # answered already: the locked path says so
+    if row is None:
+        return None  # the place moved since it was read (answered, expired): the locked path says what happened
+    player.score, player.streak = row[0], scored.streak
+    place.question_index, place.opened_at, place.own_deadline = following, None, None
+    place.finished_at = finished or place.finished_at
+    return _answer_reply(
+        question,
+        order,
+        kind,
+        judged,
+        scored,
+        index=question_index,
+        place=place,
+        player=player,
+        assignment=room.assignment,
+        at=at,
+    )
 
 
 def homework_overview(*, room: Room) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 carries the CSRF token (the page's script sends it as X-CSRFToken from the csrftoken cookie)."""
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import close_old_connections, connection
@@ -24,7 +26,6 @@ from lobby.pages.forms import HomeworkCreateForm
 from lobby.pages.views import (
     _host_only,
     _keep_host_token,
-    _room_guess,
     _selected_source,
     _source_choices,
     _too_many,
@@ -108,9 +109,16 @@ def homework_play(request: HttpRequest, code: str) -> HttpResponse:
     return _on_kept_connection(_play_page, request, code)
 
 
+def _homework_room(request: HttpRequest, code: str) -> Room:
+    """The room for a code, under the code-guess limit (as lobby.pages.views._room_guess), with its assignment
+    and round read in the same query. Raises RateLimited or RoomNotFound."""
+    ip = ratelimit.client_ip_from_request(request)
+    return ratelimit.code_guess(ip=ip, lookup=lambda: homework.room_for_page(code))
+
+
 def _play_page(request: HttpRequest, code: str) -> HttpResponse:
     try:
-        room = _room_guess(request, code)
+        room = _homework_room(request, code)
     except ratelimit.RateLimited as error:
         return _too_many(error)
     except RoomNotFound:
@@ -120,7 +128,7 @@ def _play_page(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "lobby/homework_play.html", context)
 
 
-def _body(request: HttpRequest) -> dict:
+def request_data(request: HttpRequest) -> dict:
     if len(request.body) > MAX_BODY:
         raise GameError(_("That request is too large."))
     try:
@@ -138,18 +146,27 @@ def _api(handler):
 
     def view(request: HttpRequest, code: str) -> HttpResponse:
         try:
-            data = _body(request)
+            data = request_data(request)
             reply = _on_kept_connection(handler, request, code, data)
-        except BadToken as error:
-            return JsonResponse({"error": str(error), "code": error.code}, status=403)
         except GameError as error:
-            return JsonResponse({"error": str(error), "code": error.code}, status=400)
-        response = JsonResponse(reply)
-        response["Cache-Control"] = "no-store"
-        return response
+            return refused(error)
+        return replied(reply)
 
     view.__name__ = handler.__name__
+    view.handler = handler  # lobby/homework/fastpath.py calls it the same way, in front of Django's stack
     return require_POST(view)
+
+
+def refused(error: GameError) -> JsonResponse:
+    """A game error as the player's page reads it: 403 for a token that names no player, else 400."""
+    status = 403 if isinstance(error, BadToken) else 400
+    return JsonResponse({"error": str(error), "code": error.code}, status=status)
+
+
+def replied(reply: dict) -> JsonResponse:
+    response = JsonResponse(reply)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 # Under ASGI each sync request runs on a thread of its own, and a persistent connection (CONN_MAX_AGE) stays open
@@ -160,13 +177,28 @@ def _api(handler):
 _threads = ThreadPoolExecutor(max_workers=settings.HOMEWORK_DB_THREADS, thread_name_prefix="quizgate-homework")
 
 
+# A connection this thread used a moment ago is not checked again before its next request (CONN_HEALTH_CHECKS
+# sends a query of its own for that: a round trip on every request, a tenth of the threads' time at 2,000
+# players). One idle longer is checked; one that fails mid-request is closed after it (close_old_connections).
+RECHECK_IDLE_SECONDS = 2.0
+_used = threading.local()
+
+
 def _kept(language: str | None, handler, *args):
     close_old_connections()  # one past CONN_MAX_AGE, or broken, is replaced; a sound one is kept
+    if connection.connection is not None and time.monotonic() - getattr(_used, "at", -1e9) < RECHECK_IDLE_SECONDS:
+        connection.health_check_done = True
     try:
         with translation.override(language):  # a refusal speaks the player's page's language
             return handler(*args)
     finally:
         close_old_connections()
+        _used.at = time.monotonic()
+
+
+def run_kept(language: str | None, handler, *args) -> Future:
+    """`handler(*args)` on one of the homework threads, in `language`: its future."""
+    return _threads.submit(_kept, language, handler, *args)
 
 
 def _on_kept_connection(handler, *args):
@@ -174,7 +206,7 @@ def _on_kept_connection(handler, *args):
     transaction it runs here, on the request's own connection, which holds that transaction."""
     if connection.in_atomic_block:
         return handler(*args)
-    return _threads.submit(_kept, translation.get_language(), handler, *args).result()
+    return run_kept(translation.get_language(), handler, *args).result()
 
 
 def _player(code: str, data: dict):
@@ -184,11 +216,11 @@ def _player(code: str, data: dict):
 @_api
 def api_join(request: HttpRequest, code: str, data: dict) -> dict:
     try:
-        _room_guess(request, code)
+        room = _homework_room(request, code)
     except ratelimit.RateLimited as error:
         raise GameError(str(error)) from None
-    player, token = homework.homework_join(code=code, nickname=data.get("nickname"))
-    return {"token": token, "state": homework.homework_state(player_id=player.pk)}
+    player, token = homework.homework_join(code=code, nickname=data.get("nickname"), room=room)
+    return {"token": token, "state": homework.homework_state(player_id=player.pk, joined=player)}
 
 
 @_api
@@ -196,12 +228,17 @@ def api_state(request: HttpRequest, code: str, data: dict) -> dict:
     return homework.homework_state(player_id=_player(code, data).pk)
 
 
+# Opening and answering are most of a player's requests: the player's place is read once with the token's check
+# and passed on, so the common case is one read and one write (lobby/homework/services.py).
 @_api
 def api_start(request: HttpRequest, code: str, data: dict) -> dict:
-    return homework.homework_open(player_id=_player(code, data).pk, question_index=data.get("question"))
+    place = homework.homework_place(code=code, token=data.get("token"))
+    return homework.homework_open(player_id=place.player_id, question_index=data.get("question"), place=place)
 
 
 @_api
 def api_answer(request: HttpRequest, code: str, data: dict) -> dict:
-    player = _player(code, data)
-    return homework.homework_answer(player_id=player.pk, question_index=data.get("question"), given=data)
+    place = homework.homework_place(code=code, token=data.get("token"))
+    return homework.homework_answer(
+        player_id=place.player_id, question_index=data.get("question"), given=data, place=place
+    )
