@@ -8,11 +8,11 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.body_cap import RequestBodyCap  # noqa: E402
+from config.homework_fastpath import HomeworkFastPath  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
 from core import metrics, processes  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
-from lobby.homework.fastpath import HomeworkFastPath  # noqa: E402
 from lobby.realtime import rebalance  # noqa: E402
 from lobby.realtime.clock import clock_start, clock_stop  # noqa: E402
 from lobby.realtime.routing import websocket_urlpatterns  # noqa: E402
@@ -55,7 +55,7 @@ class Lifespan:
 
 
 # Every HTTP request's body is capped by its route before it is read (config/body_cap.py); a homework player's
-# opening and answering are answered in front of Django's stack, with its checks (lobby/homework/fastpath.py).
+# opening and answering are answered in front of Django's stack, with its checks (config/homework_fastpath.py).
 # Every WebSocket route, the game's and the generation page's: the origin is checked first (a foreign page is
 # refused before it counts), then the socket takes one of its IP's WS_MAX_PER_IP places.
 application = Lifespan(

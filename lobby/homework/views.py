@@ -153,7 +153,7 @@ def _api(handler):
         return replied(reply)
 
     view.__name__ = handler.__name__
-    view.handler = handler  # lobby/homework/fastpath.py calls it the same way, in front of Django's stack
+    view.handler = handler  # config/homework_fastpath.py calls it the same way, in front of Django's stack
     return require_POST(view)
 
 

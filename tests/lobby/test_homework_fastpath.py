@@ -1,4 +1,4 @@
-"""Homework's opening and answering are answered in front of Django's request stack (lobby/homework/fastpath.py):
+"""Homework's opening and answering are answered in front of Django's request stack (config/homework_fastpath.py):
 the same checks and the same replies as the endpoints in Django. Exercised through the whole ASGI app
 (config/asgi.py) in this process, against PostgreSQL; the handlers run on the homework threads, so the database
 is committed (transaction=True)."""
@@ -10,8 +10,8 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from config.homework_fastpath import HomeworkFastPath
 from lobby.homework import services as homework
-from lobby.homework.fastpath import HomeworkFastPath
 from lobby.homework.views import MAX_BODY
 from lobby.models import Answer, HomeworkProgress, Player
 
