@@ -75,7 +75,7 @@ def drive(coroutine):
 async def connect(url: str, origin: str | None = None) -> aiohttp.ClientWebSocketResponse:
     """A player's or host's socket, on aiohttp's client rather than `websockets`': its frame reader is compiled. The
     generator shares the two cores with the server it measures, and its own backlog is part of the latencies it
-    reads; with `websockets` it spent 0.56 ms of CPU per player and question in a room of 10,000, with aiohttp 0.37
+    reads; with `websockets` it spent 0.56-0.66 ms of CPU per player and question in a room of 10,000, aiohttp 0.37-0.40
     (docs/benchmarks.md, "Ten thousand in one room"). No compression, as the server is run; no pings of its own
     (the server's are answered)."""
     return await SESSION.ws_connect(url, origin=origin, compress=0, autoping=True)
