@@ -36,8 +36,8 @@ import django  # noqa: E402
 
 django.setup()
 
+import aiohttp  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from websockets.asyncio.client import connect  # noqa: E402
 
 from config import serve  # noqa: E402
 from lobby.services import room_create  # noqa: E402
@@ -50,14 +50,43 @@ PLAYERS_PER_ROOM = 20
 BASELINES = {"relay": "bare Channels relay", "peer": "bare in-memory peer, one process"}
 
 
+SESSION: aiohttp.ClientSession | None = None
+TEXT = aiohttp.WSMsgType.TEXT
+
+
 def drive(coroutine):
     """Run the load generator's loop on uvloop, as uvicorn runs the server's (it comes with uvicorn[standard]): the
     generator shares the two cores with the server, and the same sockets on asyncio's own loop cost it more CPU."""
+
+    async def with_session():
+        # One client session for all the sockets, without its pool's limit of 100 connections at a time.
+        global SESSION
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=30)  # the handshake's, as before
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout) as SESSION:
+            return await coroutine
+
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(coroutine)
-    return uvloop.run(coroutine)
+        return asyncio.run(with_session())
+    return uvloop.run(with_session())
+
+
+async def connect(url: str, origin: str | None = None) -> aiohttp.ClientWebSocketResponse:
+    """A player's or host's socket, on aiohttp's client rather than `websockets`': its frame reader is compiled. The
+    generator shares the two cores with the server it measures, and its own backlog is part of the latencies it
+    reads; with `websockets` it spent 0.56-0.66 ms of CPU per player and question in a room of 10,000, aiohttp 0.37-0.40
+    (docs/benchmarks.md, "Ten thousand in one room"). No compression, as the server is run; no pings of its own
+    (the server's are answered)."""
+    return await SESSION.ws_connect(url, origin=origin, compress=0, autoping=True)
+
+
+async def recv(ws: aiohttp.ClientWebSocketResponse, timeout: float | None = None) -> str:
+    """The next text frame; a closed socket raises, as `websockets`' recv() did (TimeoutError after `timeout`)."""
+    message = await ws.receive(timeout)
+    if message.type is not TEXT:
+        raise ConnectionError(f"socket closed: {message.type.name} {message.data}")
+    return message.data
 
 
 def pct(values: list[float], q: float) -> float:
@@ -292,12 +321,12 @@ async def quizgate_player(
 ):
     url, origin = f"ws://127.0.0.1:{port}/ws/room/{code}/", f"http://127.0.0.1:{port}"
     try:
-        ws = await connect(url, origin=origin, open_timeout=30, max_queue=None)
-        await ws.send(json.dumps({"type": "join", "nickname": nickname}))
+        ws = await connect(url, origin=origin)
+        await ws.send_str(json.dumps({"type": "join", "nickname": nickname}))
         # In place = joined and holding the room's snapshot (a join snapshot that came after the game started
         # would show the first question without a send time). A join never answered is a failure, not a hang.
         async with asyncio.timeout(120):
-            while (reply := json.loads(await ws.recv()))["type"] != "state":
+            while (reply := json.loads(await recv(ws)))["type"] != "state":
                 if reply["type"] == "error":
                     raise RuntimeError(reply["code"])
     except Exception as error:  # noqa: BLE001 - a bench counts failures, it does not stop at them
@@ -311,8 +340,11 @@ async def quizgate_player(
     answered_at: dict[int, float] = {}
     try:
         async with asyncio.timeout((silent + questions) * 30 + 60):
-            async for raw in ws:
+            async for frame in ws:
                 now = time.time()
+                if frame.type is not TEXT:
+                    break  # the socket failed: the questions it did not see count as dropped
+                raw = frame.data
                 stats.messages += 1
                 stats.player_bytes.append(len(raw))
                 message = json.loads(raw)
@@ -332,7 +364,7 @@ async def quizgate_player(
                         key = (code, index)
                         stats.last_answer[key] = max(stats.last_answer.get(key, 0.0), answered_at[index])
                         answer = answer_for(message.get("question") or {})
-                        await ws.send(json.dumps({"type": "answer", "question": index, **answer}))
+                        await ws.send_str(json.dumps({"type": "answer", "question": index, **answer}))
                     elif message["phase"] == "reveal" and index in answered_at and "sent_at" in message:
                         if index not in revealed:
                             revealed.add(index)
@@ -357,13 +389,13 @@ async def quizgate_host(
     silent_done=None,
     go: asyncio.Event | None = None,
 ):
-    ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", origin=f"http://127.0.0.1:{port}", max_queue=None)
-    await ws.send(json.dumps({"type": "host", "token": token}))
+    ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", origin=f"http://127.0.0.1:{port}")
+    await ws.send_str(json.dumps({"type": "host", "token": token}))
     await joined.wait()
     # The host's frames while the room filled (the lobby's coalesced updates) count as its frames too.
     while True:
         try:
-            raw = await asyncio.wait_for(ws.recv(), 0.01)
+            raw = await recv(ws, 0.01)
         except TimeoutError:
             break
         stats.host_bytes.append(len(raw))
@@ -372,34 +404,34 @@ async def quizgate_host(
 
     async def wait_phase(phase, index):
         while True:
-            raw = await ws.recv()
+            raw = await recv(ws)
             stats.host_bytes.append(len(raw))
             stats.frames += 1
             m = json.loads(raw)
             if m.get("type") == "state" and m["phase"] == phase and m["question_index"] == index:
                 return
 
-    await ws.send(json.dumps({"type": "start"}))
+    await ws.send_str(json.dumps({"type": "start"}))
     # The fan-out alone: `silent` questions nobody answers, each closed by the host, revealed and ranked.
     for index in range(silent):
         await wait_phase("question", index)
-        await ws.send(json.dumps({"type": "close", "phase": "question", "index": index}))
+        await ws.send_str(json.dumps({"type": "close", "phase": "question", "index": index}))
         await wait_phase("reveal", index)
-        await ws.send(json.dumps({"type": "next", "phase": "reveal", "index": index}))
+        await ws.send_str(json.dumps({"type": "next", "phase": "reveal", "index": index}))
         await wait_phase("leaderboard", index)
         if index + 1 < silent:
-            await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
+            await ws.send_str(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
     if silent:
         silent_done()
         await go.wait()
         await asyncio.sleep(random.uniform(0, 2))  # not in lockstep after the wait either
-        await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": silent - 1}))
+        await ws.send_str(json.dumps({"type": "next", "phase": "leaderboard", "index": silent - 1}))
     for index in range(silent, silent + questions):
         await wait_phase("reveal", index)
         await asyncio.sleep(2)
-        await ws.send(json.dumps({"type": "next", "phase": "reveal", "index": index}))
+        await ws.send_str(json.dumps({"type": "next", "phase": "reveal", "index": index}))
         await wait_phase("leaderboard", index)
-        await ws.send(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
+        await ws.send_str(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
     await ws.close()
 
 
@@ -518,14 +550,17 @@ async def run_baseline(
     codes = [f"B{r}" for r in range(n_rooms)]
 
     async def player(code, ready):
-        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", open_timeout=30, max_queue=None)
+        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/")
         ready.set()
         seen = 0
         answered_at: list[float] = []
         try:
             async with asyncio.timeout((silent + questions) * 4 + 60):
-                async for raw in ws:
+                async for frame in ws:
                     now = time.time()
+                    if frame.type is not TEXT:
+                        break
+                    raw = frame.data
                     sizes.append(len(raw))
                     message = json.loads(raw)
                     if message.get("type") == "ack":
@@ -540,24 +575,24 @@ async def run_baseline(
                     seen += 1
                     await asyncio.sleep(random.uniform(0.2, 1.5))
                     answered_at.append(time.time())
-                    await ws.send(json.dumps({"type": "answer", "option": random.randrange(4)}))
+                    await ws.send_str(json.dumps({"type": "answer", "option": random.randrange(4)}))
         except TimeoutError:
             pass
         await ws.close()
 
     async def host(code, start):
-        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/", max_queue=None)
+        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/")
         await start.wait()
         await asyncio.sleep(random.uniform(0, 2))
         for _ in range(silent):
-            await ws.send(json.dumps({"type": "broadcast", "payload": {"phase": "question", "silent": True}}))
+            await ws.send_str(json.dumps({"type": "broadcast", "payload": {"phase": "question", "silent": True}}))
             await asyncio.sleep(2)
         if silent:
             barrier.done()
             await barrier.go.wait()
             await asyncio.sleep(random.uniform(0, 2))
         for _ in range(questions):
-            await ws.send(json.dumps({"type": "broadcast", "payload": {"phase": "question"}}))
+            await ws.send_str(json.dumps({"type": "broadcast", "payload": {"phase": "question"}}))
             await asyncio.sleep(2)
         await ws.close()
 
