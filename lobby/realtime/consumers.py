@@ -251,7 +251,8 @@ class RoomConsumer(GuardedSocket, AsyncWebsocketConsumer):
             with translation.override(self.language or language_from_scope(self.scope)):
                 await self.send_error("removed", _("The host removed you from this game."))
             return await self.close()
-        await self.send(text_data=text)
+        if not self.socket.send_text_now(text):
+            await self.send(text_data=text)
 
     async def room_answers(self, event):
         if self.role == "host":
