@@ -263,3 +263,17 @@ async def test_a_big_rooms_question_after_the_leaderboard_is_served_from_the_sta
     # A picture whose standings changed names none (the leaderboard after the reveal, its results gone).
     assert board.standings != reveal.standings
     assert "standings_of" not in events.state_event(room_id, board, before=reveal)
+
+
+def test_the_game_names_the_leaderboards_standings_when_it_opens_the_next_question(make_room, monkeypatch):
+    """Through the services, as the host plays: the next question's event names the leaderboard's picture."""
+    monkeypatch.setattr(standings, "CARRY_PLAYERS", 2)
+    monkeypatch.setattr(standings, "_latest", OrderedDict())
+    room_id, _code = _revealed_room(make_room, 3)
+    sent = []
+    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event))
+    services.game_act(room_id=room_id, action=Action.NEXT)  # the leaderboard
+    services.game_act(room_id=room_id, action=Action.NEXT)  # the next question
+    phases = [(event["state"]["phase"], event["state"]["seq"], event.get("standings_of")) for event in sent]
+    (board_seq,) = [seq for phase, seq, _ in phases if phase == "leaderboard"]
+    assert [same for phase, _, same in phases if phase == "question"] == [board_seq]
