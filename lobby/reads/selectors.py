@@ -107,12 +107,15 @@ def player_you(common: dict, standings: Standings, *, player_id: int, answered: 
     return you
 
 
-def player_you_texts(common: dict, standings: Standings) -> dict[int, tuple[str, str]]:
-    """Every player's `you` of one broadcast as JSON text, in one pass over the standings: id -> (the text up to
-    `"answered": `, the text after `"option": ...`). Between them goes the one thing a socket knows and the
+def player_you_texts(common: dict, standings: Standings) -> tuple[dict[int, str], dict[int, str]]:
+    """Every player's `you` of one broadcast as JSON text, in one pass over the standings: (id -> the text up to
+    `"answered": `, id -> the text after `"option": ...`). Between them goes the one thing a socket knows and the
     standings do not: whether it answered this question, and what. `head + 'false, "option": null' + tail` is
     exactly `json.dumps(player_you(common, standings, player_id=..., answered={}))` (tests/lobby/test_frames.py):
-    a socket's frame then costs a look-up and a concatenation, not a dict built and encoded (issue 47)."""
+    a socket's frame then costs two look-ups and a concatenation, not a dict built and encoded (issue 47). Two
+    dicts of strings, no tuple a player: the garbage collector does not track them, so a process keeping the texts
+    of a few broadcasts of 2,000 gives its collector nothing more to walk (a full collection walks every socket's
+    objects, and stops the fan-out while it does)."""
     teams = standings.teams if "teams" in common else None
     results = (standings.results or {}) if "reveal" in common else None
     own_times: dict[tuple[int, bool], str] = {}  # a room has a few kinds of time, not one a player
@@ -126,7 +129,7 @@ def player_you_texts(common: dict, standings: Standings) -> dict[int, tuple[str,
         return text
 
     extra_time, requests = standings.extra_time, set(standings.time_requests)
-    texts = {}
+    heads, tails = {}, {}
     for player_id, (nickname, score, rank) in standings.players.items():
         head = (
             f'{{"id": {_json(player_id)}, "nickname": {_json(nickname)}, "score": {_json(score)}, '
@@ -144,8 +147,8 @@ def player_you_texts(common: dict, standings: Standings) -> dict[int, tuple[str,
                 else f'{{"option": {_json(result[0])}, "correct": {_json(result[1])}, "points": {_json(result[2])}}}'
             )
         tail += own_time(extra_time.get(player_id, 100), player_id in requests)
-        texts[player_id] = (head, tail)
-    return texts
+        heads[player_id], tails[player_id] = head, tail
+    return heads, tails
 
 
 def _json(value) -> str:

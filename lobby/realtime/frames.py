@@ -60,13 +60,13 @@ def player_text(common: dict, you: dict) -> str:
 
 
 class _PlayerTexts:
-    __slots__ = ("standings", "prefix", "index", "parts")
+    __slots__ = ("standings", "prefix", "index", "heads", "tails")
 
-    def __init__(self, standings, prefix: str, index, parts: dict) -> None:
+    def __init__(self, standings, prefix: str, index, parts: tuple[dict, dict]) -> None:
         self.standings = standings  # the parts were built from this picture's standings, and only serve it
         self.prefix = prefix
         self.index = index
-        self.parts = parts
+        self.heads, self.tails = parts
 
 
 _UNANSWERED = 'false, "option": null'
@@ -74,18 +74,18 @@ _UNANSWERED = 'false, "option": null'
 
 def broadcast_text(common: dict, standings, player_id: int, answered: dict, build) -> str | None:
     """One player's frame of a broadcast (`common` stamped with `sent_at`) as text, from the broadcast's players'
-    texts, built once per process with `build(common, standings)` (id -> (head, tail) of each `you`); None if the
+    texts, built once per process with `build(common, standings)` (the heads and tails of each `you`); None if the
     player is not in these standings (removed). Equal to `player_text(common, player_you(...))`."""
     key = (common.get("code"), common.get("seq"), common["sent_at"])
     held = _players.get(key)
     if held is None or held.standings is not standings:
         held = _build(key, common, standings, build)
-    parts = held.parts.get(player_id)
-    if parts is None:
+    head = held.heads.get(player_id)
+    if head is None:
         return None
     index = held.index
     own = _UNANSWERED if index not in answered else 'true, "option": ' + json.dumps(answered[index])
-    return held.prefix + parts[0] + own + parts[1] + "}"
+    return held.prefix + head + own + held.tails[player_id] + "}"
 
 
 def _build(key: tuple, common: dict, standings, build) -> _PlayerTexts:
@@ -95,10 +95,10 @@ def _build(key: tuple, common: dict, standings, build) -> _PlayerTexts:
     with _lock:
         old = _players.pop(key, None)
         if old is not None:
-            _player_texts_held -= len(old.parts)
+            _player_texts_held -= len(old.heads)
         _players[key] = held
-        _player_texts_held += len(held.parts)
+        _player_texts_held += len(held.heads)
         while len(_players) > 1 and (len(_players) > _KEPT or _player_texts_held > _KEPT_PLAYER_TEXTS):
             _, gone = _players.popitem(last=False)
-            _player_texts_held -= len(gone.parts)
+            _player_texts_held -= len(gone.heads)
     return held
