@@ -48,6 +48,19 @@ from tests.support.servers import free_port, server_env  # noqa: E402
 
 PLAYERS_PER_ROOM = 20
 BASELINES = {"relay": "bare Channels relay", "peer": "bare in-memory peer, one process"}
+# `--baseline-frame question`: the baseline's question is a frame of the shape and size of a Quizgate phone's (the
+# question, its options, the top places, the player's own part), as a real peer's question carries its question and
+# answers; by default it is a few bytes, so the load generator's own work per frame is less than for Quizgate's.
+QUESTION_LIKE = {
+    "type": "state", "seq": 41, "code": "B0", "title": "Bench round", "check_status": "unchecked",
+    "question_count": 6, "question_index": 2, "timer_seconds": 20, "locked": False, "player_count": 2000,
+    "top": [{"id": 10 + n, "nickname": f"p{n:04d}", "score": 900 - n, "rank": n + 1} for n in range(3)],
+    "voided": [], "no_speed_bonus": False, "accuracy_only": False, "reading_seconds": 0,
+    "question": {"index": 2, "kind": "single", "text": "Question 3?", "options": ["A", "B", "C", "D"]},
+    "numbering": {"number": 3, "of": 6}, "answered_count": 0, "reading_ms": 0, "remaining_ms": 19996,
+    "you": {"id": 1234, "nickname": "p01234", "score": 0, "rank": 1, "answered": False, "option": None,
+            "time_percent": 100, "asks_more_time": False, "remaining_ms": 19996},
+}  # fmt: skip
 
 
 SESSION: aiohttp.ClientSession | None = None
@@ -539,10 +552,12 @@ async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> d
 
 
 async def run_baseline(
-    port, server_pid, n_rooms, questions, silent: int = 0
+    port, server_pid, n_rooms, questions, silent: int = 0, frame: str = "small"
 ) -> tuple[list[float], list[float], list[int], dict]:
     """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
-    after the same think time as in Quizgate (the relay acknowledges each answer)."""
+    after the same think time as in Quizgate (the relay acknowledges each answer). `frame`: "small" (a few bytes)
+    or "question" (QUESTION_LIKE)."""
+    question = {**(QUESTION_LIKE if frame == "question" else {}), "phase": "question"}
     fanout: list[float] = []
     ack: list[float] = []
     sizes: list[int] = []
@@ -585,14 +600,14 @@ async def run_baseline(
         await start.wait()
         await asyncio.sleep(random.uniform(0, 2))
         for _ in range(silent):
-            await ws.send_str(json.dumps({"type": "broadcast", "payload": {"phase": "question", "silent": True}}))
+            await ws.send_str(json.dumps({"type": "broadcast", "payload": {**question, "silent": True}}))
             await asyncio.sleep(2)
         if silent:
             barrier.done()
             await barrier.go.wait()
             await asyncio.sleep(random.uniform(0, 2))
         for _ in range(questions):
-            await ws.send_str(json.dumps({"type": "broadcast", "payload": {"phase": "question"}}))
+            await ws.send_str(json.dumps({"type": "broadcast", "payload": question}))
             await asyncio.sleep(2)
         await ws.close()
 
@@ -672,6 +687,11 @@ def main() -> None:
         "in-memory socket server in one process (bench/peer_relay.py), as the in-memory peers are built",
     )  # fmt: skip
     parser.add_argument(
+        "--baseline-frame", default="small", choices=["small", "question"],
+        help="the baseline's question frame: small (a few bytes) or question (the shape and size of a Quizgate "
+        "phone's question frame, as a real peer's question carries its question and answers)",
+    )  # fmt: skip
+    parser.add_argument(
         "--embedded", action="store_true",
         help="Quizgate as `make run` serves it: one process, SQLite (DATABASE_URL=sqlite:///...), the in-memory "
         "channel layer (no REDIS_URL)",
@@ -741,7 +761,7 @@ def main() -> None:
                 server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
                 base, base_ack, base_bytes, base_cpu = drive(
-                    run_baseline(port, server.pid, n, args.questions, args.silent)
+                    run_baseline(port, server.pid, n, args.questions, args.silent, args.baseline_frame)
                 )
             finally:
                 server.terminate()

@@ -217,21 +217,28 @@ def room_broadcast(*, room_id: int, hosts_only: bool = False) -> Picture:
     """Send the common part of the room's picture to everyone in it (each consumer adds its reader's part from
     its process's standings, lobby/reads/standings.py); returns the picture (and during a reveal the crowd's verdict
     on it). `hosts_only`: to the room's host screens alone (a coalesced lobby change the phones get later)."""
+    before = standings.newest(room_id)
     picture = room_picture(room_id=room_id)
     snapshot = picture.snapshot
     snapshot["sent_at"] = time.time()  # lets a client (and bench/ws_load.py) measure fan-out latency
     standings.remember(room_id, picture)  # this process's consumers need not read it again
     # If this send is lost, the database still holds the change: clients catch up from the next snapshot.
     group = host_group(snapshot["code"]) if hosts_only else room_group(snapshot["code"])
-    _send(group, state_event(room_id, picture))
+    _send(group, state_event(room_id, picture, before=before))
     return picture
 
 
-def state_event(room_id: int, picture: Picture) -> dict:
+def state_event(room_id: int, picture: Picture, before: Picture | None = None) -> dict:
     """The room event of a picture: its common part and, for a small room, its standings, so that the other
-    processes need not read the picture again (lobby/reads/standings.py)."""
+    processes need not read the picture again (lobby/reads/standings.py); for a big room whose standings are those
+    of the picture `before` it (a question opening after the leaderboard), the seq of that one, whose standings
+    the other processes hold already."""
     event = {"type": ROOM_STATE, "room_id": room_id, "state": picture.snapshot}
     carried = standings.carried(picture)
     if carried is not None:
         event["standings"] = carried
+    else:
+        same = standings.unchanged_since(before, picture)
+        if same is not None:
+            event["standings_of"] = same
     return event

@@ -9,7 +9,10 @@ wait for that same load. The process that sent the event already holds the pictu
 A small room's event carries its standings too (`carried`, at most CARRY_PLAYERS lines, a few KB): then no
 process reads the picture again, and one event costs the room one picture, built by its sender, however many
 processes hold its sockets. A big room's standings stay out of the event: sent through Redis to every process on
-every event, 2,000 lines would cost more than the one read each process makes."""
+every event, 2,000 lines would cost more than the one read each process makes. But a big room's standings often
+do not change from one event to the next (a question opening after the leaderboard: the same scores and ranks): its
+event then names the seq of the picture whose standings it keeps (`standings_of`), and a process holding that
+picture serves the event from it with no read (issue 47: half a room's sockets waited for that read)."""
 
 import asyncio
 import threading
@@ -43,6 +46,21 @@ def remember(room_id: int, picture: Picture) -> None:
         _latest.move_to_end(room_id)
         while len(_latest) > KEEP_ROOMS:
             _latest.popitem(last=False)
+
+
+def newest(room_id: int) -> Picture | None:
+    """The room's newest picture this process holds, whatever its seq."""
+    with _lock:
+        return _latest.get(room_id)
+
+
+def unchanged_since(before: Picture | None, picture: Picture) -> int | None:
+    """The seq of `before` if `picture` (newer, of the same room) has the very same standings, else None."""
+    if before is None or before.snapshot["code"] != picture.snapshot["code"]:
+        return None
+    if before.snapshot["seq"] >= picture.snapshot["seq"] or before.standings != picture.standings:
+        return None
+    return before.snapshot["seq"]
 
 
 def held(room_id: int, code: str, seq: int) -> Picture | None:
@@ -94,11 +112,18 @@ def carried(picture: Picture) -> dict | None:
 
 
 def take(event: dict) -> None:
-    """Keep the picture a room event carries, if it carries its standings and this process holds nothing as new
-    (the sender holds its own, with the crowd's verdict)."""
+    """Keep the picture a room event carries, if it carries its standings (or names a picture whose standings this
+    process holds) and this process holds nothing as new (the sender holds its own, with the crowd's verdict)."""
     packed = event.get("standings")
     common = event["state"]
-    if packed is None or held(event["room_id"], common["code"], common["seq"]) is not None:
+    if held(event["room_id"], common["code"], common["seq"]) is not None:
+        return
+    if packed is None:
+        same = event.get("standings_of")
+        prior = None if same is None else newest(event["room_id"])
+        if prior is not None and prior.snapshot["code"] == common["code"] and prior.snapshot["seq"] == same:
+            # The standings this process holds for the picture the event names, unchanged since: no read.
+            remember(event["room_id"], Picture(snapshot=common, standings=prior.standings))
         return
     results = packed["results"]
     remember(

@@ -22,6 +22,8 @@ from contextlib import suppress
 import redis.exceptions
 from django.utils import translation
 from django.utils.translation import gettext as _
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.exceptions import InvalidState
 
 from core.i18n import language_from_scope
 
@@ -54,6 +56,33 @@ class SocketState:
         self.accepted = False
         self.closed = False  # closed by us, or by the client (websocket.disconnect received)
         self.dropped = 0
+        # uvicorn's sans-I/O connection when `send` is its own (config/serve.py runs it): see `send_text_now`.
+        connection = getattr(send, "__self__", None)
+        direct = type(connection) is WebSocketsSansIOProtocol and send.__func__ is WebSocketsSansIOProtocol.send
+        self._connection = connection if direct else None
+
+    def send_text_now(self, text: str) -> bool:
+        """Write a text frame at once, without an await, if the connection can take it now: accepted and open, and
+        its buffer below the high-water mark. That is what uvicorn's own `send` does then, less the coroutines a
+        frame passes through on its way there, which a fan-out paid once per socket (issue 47). False: nothing was
+        written, and the caller awaits `send` (which waits for a full buffer, or drops or raises as it does)."""
+        connection = self._connection
+        if connection is None or not self.accepted or self.closed:
+            return False
+        if (
+            not connection.writable.is_set()
+            or connection.disconnected
+            or not connection.handshake_complete
+            or connection.close_sent
+            or connection.initial_response is not None
+        ):
+            return False
+        try:
+            connection.conn.send_text(text.encode())
+        except InvalidState:
+            return False  # closing: `send` says so as uvicorn does (ClientDisconnected)
+        connection.transport.write(b"".join(connection.conn.data_to_send()))
+        return True
 
     async def send(self, message: dict) -> None:
         kind = message["type"]

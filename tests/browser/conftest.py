@@ -34,8 +34,7 @@ def live_url(transactional_db):
 
     port = _free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="websockets",
-        **server_options(),
+        application, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **server_options(),
     )  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

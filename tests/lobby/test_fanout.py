@@ -245,3 +245,64 @@ async def test_players_take_no_channel_of_their_own_and_the_host_still_gets_its_
     counted = await host.until(lambda m: m["type"] == "answers" and m["answered_count"] == 1, timeout=WAIT)
     assert counted["question_index"] == 0
     assert sorted(made) == ["room.", "specific."]
+
+
+async def test_a_big_rooms_question_after_the_leaderboard_is_served_from_the_standings_held_with_no_read(
+    make_room, monkeypatch
+):
+    """Issue 47: a big room's event carries no standings; when they are those of the picture before it (a question
+    opening after the leaderboard), it names that picture, and a process holding it reads nothing; a process that
+    does not hold it, or an event whose standings changed (the reveal), reads the picture as before."""
+    monkeypatch.setattr(standings, "CARRY_PLAYERS", 2)  # a room too big to carry them
+    room_id, code = await database_sync_to_async(_revealed_room)(make_room, 3)
+    act = database_sync_to_async(services.game_act)
+    reveal = await database_sync_to_async(room_picture)(room_id=room_id)
+    await act(room_id=room_id, action=Action.NEXT)  # the leaderboard
+    board = await database_sync_to_async(room_picture)(room_id=room_id)
+    await act(room_id=room_id, action=Action.NEXT)  # the next question: the same scores, ranks and times
+    question = await database_sync_to_async(room_picture)(room_id=room_id)
+    assert question.standings == board.standings and question.snapshot["phase"] == "question"
+
+    loads = []
+
+    def counting_load(*, room_id):
+        loads.append(room_id)
+        return room_picture(room_id=room_id)
+
+    monkeypatch.setattr(fanout, "room_picture", counting_load)
+
+    async def received_by_another_process(event, holding):
+        # Through the channel layer's encoding, in a process that holds `holding` (its last event's picture).
+        event = msgpack.unpackb(msgpack.packb(event, use_bin_type=True), raw=False)
+        monkeypatch.setattr(standings, "_latest", OrderedDict())
+        if holding is not None:
+            standings.remember(room_id, holding)
+        readers = [_Recorder() for _ in range(3)]
+        await fanout.Subscription(code=code, layer=None, sockets=set(readers)).hand_out(event)
+        return [reader.pictures[0] for reader in readers]
+
+    event = events.state_event(room_id, question, before=board)
+    assert event["standings_of"] == board.snapshot["seq"] and "standings" not in event
+    for picture in await received_by_another_process(event, holding=board):
+        assert picture.standings == question.standings and picture.snapshot["seq"] == question.snapshot["seq"]
+    assert loads == []
+    # A process that holds another picture (not the one named: the reveal before it) reads it, once.
+    older = await received_by_another_process(event, holding=reveal)
+    assert loads == [room_id] and all(picture.standings == question.standings for picture in older)
+    # A picture whose standings changed names none (the leaderboard after the reveal, its results gone).
+    assert board.standings != reveal.standings
+    assert "standings_of" not in events.state_event(room_id, board, before=reveal)
+
+
+def test_the_game_names_the_leaderboards_standings_when_it_opens_the_next_question(make_room, monkeypatch):
+    """Through the services, as the host plays: the next question's event names the leaderboard's picture."""
+    monkeypatch.setattr(standings, "CARRY_PLAYERS", 2)
+    monkeypatch.setattr(standings, "_latest", OrderedDict())
+    room_id, _code = _revealed_room(make_room, 3)
+    sent = []
+    monkeypatch.setattr(events, "_send", lambda group, event: sent.append(event))
+    services.game_act(room_id=room_id, action=Action.NEXT)  # the leaderboard
+    services.game_act(room_id=room_id, action=Action.NEXT)  # the next question
+    phases = [(event["state"]["phase"], event["state"]["seq"], event.get("standings_of")) for event in sent]
+    (board_seq,) = [seq for phase, seq, _ in phases if phase == "leaderboard"]
+    assert [same for phase, _, same in phases if phase == "question"] == [board_seq]
