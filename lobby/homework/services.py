@@ -143,6 +143,16 @@ def homework_join(*, code: object, nickname: object, room: Room | None = None) -
     room = assignment.room
     player = Player(room=room, nickname=name, nickname_key=key)
     progress = HomeworkProgress(question_index=_past_slides(room, 0))
+    if connection.vendor != "postgresql":
+        # SQLite (the embedded default) has no INSERT inside a WITH: two inserts in one transaction.
+        try:
+            with transaction.atomic():
+                player.save(force_insert=True)
+                progress.player = player
+                progress.save(force_insert=True)
+        except IntegrityError:
+            raise NicknameTaken() from None
+        return player, player_token(room_code=room.code, player_id=player.pk)
     # The player and their place in one statement (one round trip, no transaction of its own to open and commit).
     player_columns, player_values = _insert_values(player)
     progress_columns, progress_values = _insert_values(progress)
@@ -240,6 +250,15 @@ def _columns(models) -> str:
     )
 
 
+def _from_db(field, model, value):
+    """A column's value as the ORM gives it: the backend's converters (SQLite's datetimes are text, made aware here)
+    and then the field's own."""
+    column = field.get_col(model._meta.db_table)
+    for converter in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
+        value = converter(value, column, connection)
+    return value
+
+
 def _models_of(row, models) -> list:
     """One instance of each model from a row of _columns(models), as the ORM makes them (None for a model whose
     columns a LEFT JOIN left empty)."""
@@ -247,8 +266,7 @@ def _models_of(row, models) -> list:
     for model in models:
         fields = model._meta.concrete_fields
         values = [
-            field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
-            for field, value in zip(fields, row[at : at + len(fields)], strict=True)
+            _from_db(field, model, value) for field, value in zip(fields, row[at : at + len(fields)], strict=True)
         ]
         at += len(fields)
         pk = values[fields.index(model._meta.pk)]
@@ -583,7 +601,8 @@ def _answer_at_once(
     and the opening read, and the answer's unique key holds besides), or None for the locked path to decide."""
     player, room = place.player, place.player.room
     if (
-        not isinstance(question_index, int)
+        connection.vendor != "postgresql"  # one statement with writes inside a WITH: PostgreSQL's; SQLite locks
+        or not isinstance(question_index, int)
         or isinstance(question_index, bool)
         or question_index != place.question_index
         or place.opened_at is None
