@@ -33,6 +33,7 @@ from lobby.exceptions import (
     RoomNotFound,
     TooLate,
 )
+from lobby.homework.rows import insert_values, read_place
 from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
 from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
@@ -42,7 +43,6 @@ from lobby.services.answers import answer_given
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
 from lobby.tokens import player_token, read_player_token
 from quiz.kinds import BadAnswer, kind_of
-from quiz.models import Round
 from quiz.selectors import round_question_facts
 
 REVEALS = (Assignment.REVEAL_EACH, Assignment.REVEAL_DEADLINE)
@@ -87,30 +87,6 @@ def assignment_create(
     return created
 
 
-def room_for_page(code: object) -> Room:
-    """The room of a code with its assignment (if it has one) and round, in one query; RoomNotFound. Written
-    out: the ORM's compiling of it was most of the CPU of the page and the join, which every player opens."""
-    quote = connection.ops.quote_name
-    room, assignment, round_ = (quote(model._meta.db_table) for model in (Room, Assignment, Round))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_columns((Room, Assignment, Round))} FROM {room}"
-            f" LEFT JOIN {assignment} ON {assignment}.{quote('room_id')} = {room}.{quote('id')}"
-            f" JOIN {round_} ON {round_}.{quote('id')} = {room}.{quote('round_id')}"
-            f" WHERE {room}.{quote('code')} = %s",
-            [normalize_code(code)],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        raise RoomNotFound()
-    found, its_assignment, its_round = _models_of(row, (Room, Assignment, Round))
-    found.round = its_round
-    found.assignment = its_assignment  # None: room.assignment raises Assignment.DoesNotExist, as the ORM's would
-    if its_assignment is not None:
-        its_assignment.room = found
-    return found
-
-
 def assignment_by_code(code: object) -> Assignment:
     try:
         return Assignment.objects.select_related("room", "room__round").get(room__code=normalize_code(code))
@@ -129,7 +105,7 @@ def answers_shown(assignment: Assignment, *, at: datetime | None = None) -> bool
 
 def homework_join(*, code: object, nickname: object, room: Room | None = None) -> tuple[Player, str]:
     """A new player of an assignment (the live game's nickname rules), and their signed token. `room`: the room
-    of `code` as room_for_page read it (with its assignment), if the caller has it."""
+    of `code` as rows.room_for_page read it (with its assignment), if the caller has it."""
     name, key = clean_nickname(nickname)
     if room is None or normalize_code(code) != room.code:
         assignment = assignment_by_code(code)
@@ -154,8 +130,8 @@ def homework_join(*, code: object, nickname: object, room: Room | None = None) -
             raise NicknameTaken() from None
         return player, player_token(room_code=room.code, player_id=player.pk)
     # The player and their place in one statement (one round trip, no transaction of its own to open and commit).
-    player_columns, player_values = _insert_values(player)
-    progress_columns, progress_values = _insert_values(progress)
+    player_columns, player_values = insert_values(player)
+    progress_columns, progress_values = insert_values(progress)
     at = progress_columns.index(connection.ops.quote_name("player_id"))
     quote = connection.ops.quote_name
     sql = (
@@ -197,7 +173,7 @@ def homework_place(*, code: object, token: object) -> HomeworkProgress:
     grant = read_player_token(token)
     if grant is None or grant[0] != normalize_code(code):
         raise BadToken()
-    place = _read_place(grant[1])
+    place = read_place(grant[1])
     if place is None:
         raise BadToken()
     if place.player.removed:
@@ -207,80 +183,6 @@ def homework_place(*, code: object, token: object) -> HomeworkProgress:
 
 # The place, its player, their room and its assignment in one row. Written out, not built by the ORM: compiling
 # that four-table query cost about a millisecond of CPU a request, as much as the rest of an opening.
-_PLACE_MODELS = (HomeworkProgress, Player, Room, Assignment)
-_place_sql: str | None = None
-
-
-def _place_query() -> str:
-    global _place_sql
-    if _place_sql is None:
-        quote = connection.ops.quote_name
-        columns = _columns(_PLACE_MODELS)
-        progress, player, room, assignment = (quote(model._meta.db_table) for model in _PLACE_MODELS)
-        _place_sql = (
-            f"SELECT {columns} FROM {progress}"
-            f" JOIN {player} ON {player}.{quote('id')} = {progress}.{quote('player_id')}"
-            f" JOIN {room} ON {room}.{quote('id')} = {player}.{quote('room_id')}"
-            f" JOIN {assignment} ON {assignment}.{quote('room_id')} = {room}.{quote('id')}"
-            f" WHERE {progress}.{quote('player_id')} = %s"
-        )
-    return _place_sql
-
-
-def _read_place(player_id: int) -> HomeworkProgress | None:
-    """A player's place with its player, room and assignment (as select_related would give them), or None."""
-    with connection.cursor() as cursor:
-        cursor.execute(_place_query(), [player_id])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    place, player, room, assignment = _models_of(row, _PLACE_MODELS)
-    room.assignment = assignment
-    player.room = room
-    place.player = player
-    return place
-
-
-def _columns(models) -> str:
-    quote = connection.ops.quote_name
-    return ", ".join(
-        f"{quote(model._meta.db_table)}.{quote(field.column)}"
-        for model in models
-        for field in model._meta.concrete_fields
-    )
-
-
-def _from_db(field, model, value):
-    """A column's value as the ORM gives it: the backend's converters (SQLite's datetimes are text, made aware here)
-    and then the field's own."""
-    column = field.get_col(model._meta.db_table)
-    for converter in connection.ops.get_db_converters(column) + field.get_db_converters(connection):
-        value = converter(value, column, connection)
-    return value
-
-
-def _models_of(row, models) -> list:
-    """One instance of each model from a row of _columns(models), as the ORM makes them (None for a model whose
-    columns a LEFT JOIN left empty)."""
-    made, at = [], 0
-    for model in models:
-        fields = model._meta.concrete_fields
-        values = [
-            _from_db(field, model, value) for field, value in zip(fields, row[at : at + len(fields)], strict=True)
-        ]
-        at += len(fields)
-        pk = values[fields.index(model._meta.pk)]
-        made.append(None if pk is None else model.from_db(connection.alias, [f.attname for f in fields], values))
-    return made
-
-
-def _insert_values(instance) -> tuple[list[str], list[Any]]:
-    """The columns and values the ORM would insert for a new `instance` (its defaults, auto_now_add)."""
-    fields = [field for field in instance._meta.concrete_fields if not field.primary_key]
-    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    return [connection.ops.quote_name(field.column) for field in fields], values
-
-
 def _past_slides(room: Room, index: int) -> int:
     """The first step from `index` on that asks something: a slide is shown on a big screen, which homework has
     none of, so homework steps over it (it is counted nowhere as a question)."""
@@ -484,24 +386,9 @@ def homework_answer(
         if at > progress.own_deadline:
             _expire(progress, player, room, at)
             raise TooLate()
-        question, order, kind = _question(room, question_index)
-        try:
-            judged = kind.judge(question, answer_given(given), order)
-        except BadAnswer as error:
-            raise AnswerRefused(str(error)) from None
-        elapsed_ms = max(int((at - progress.opened_at).total_seconds() * 1000), 0)
-        window_ms = _window_ms(room, player, question)
-        if kind.scored:
-            scored = machine.answer_score(
-                streak=player.streak,
-                correct=judged.right,
-                elapsed_ms=elapsed_ms,
-                window_ms=window_ms,
-                speed_bonus=ways.speed_bonus(room),
-                credit=judged.credit,
-            )
-        else:
-            scored = machine.Scored(points=0, streak=player.streak)
+        question, order, kind, judged, scored, elapsed_ms, window_ms = _judged(
+            room, player, question_index, given, opened_at=progress.opened_at, at=at
+        )
         Answer.objects.create(
             room=room,
             player=player,
@@ -534,6 +421,30 @@ def homework_answer(
         assignment=assignment,
         at=at,
     )
+
+
+def _judged(room: Room, player: Player, question_index: int, given: Mapping[str, Any], *, opened_at, at):
+    """An answer judged by its question's kind and scored (the live game's formula and streak): the question, its
+    shown order, its kind, the judgement, the score, the time taken and the player's window."""
+    question, order, kind = _question(room, question_index)
+    try:
+        judged = kind.judge(question, answer_given(given), order)
+    except BadAnswer as error:
+        raise AnswerRefused(str(error)) from None
+    elapsed_ms = max(int((at - opened_at).total_seconds() * 1000), 0)
+    window_ms = _window_ms(room, player, question)
+    if kind.scored:
+        scored = machine.answer_score(
+            streak=player.streak,
+            correct=judged.right,
+            elapsed_ms=elapsed_ms,
+            window_ms=window_ms,
+            speed_bonus=ways.speed_bonus(room),
+            credit=judged.credit,
+        )
+    else:
+        scored = machine.Scored(points=0, streak=player.streak)
+    return question, order, kind, judged, scored, elapsed_ms, window_ms
 
 
 def _answer_reply(question, order, kind, judged, scored, *, index, place, player, assignment, at) -> dict[str, Any]:
@@ -610,24 +521,9 @@ def _answer_at_once(
         or at > place.own_deadline
     ):
         return None
-    question, order, kind = _question(room, question_index)
-    try:
-        judged = kind.judge(question, answer_given(given), order)
-    except BadAnswer as error:
-        raise AnswerRefused(str(error)) from None
-    elapsed_ms = max(int((at - place.opened_at).total_seconds() * 1000), 0)
-    window_ms = _window_ms(room, player, question)
-    if kind.scored:
-        scored = machine.answer_score(
-            streak=player.streak,
-            correct=judged.right,
-            elapsed_ms=elapsed_ms,
-            window_ms=window_ms,
-            speed_bonus=ways.speed_bonus(room),
-            credit=judged.credit,
-        )
-    else:
-        scored = machine.Scored(points=0, streak=player.streak)
+    question, order, kind, judged, scored, elapsed_ms, window_ms = _judged(
+        room, player, question_index, given, opened_at=place.opened_at, at=at
+    )
     following = _past_slides(room, question_index + 1)
     finished = at if following >= room.question_count else None
     response = Answer._meta.get_field("response").get_db_prep_save(judged.response, connection)

@@ -20,6 +20,7 @@ from core.lan import shareable_url
 from core.owner_keys import session_owner_key
 from core.text import safe_payload
 from lobby.exceptions import BadToken, GameError, RoomNotFound
+from lobby.homework import rows
 from lobby.homework import services as homework
 from lobby.models import Assignment, Room
 from lobby.pages.forms import HomeworkCreateForm
@@ -113,7 +114,7 @@ def _homework_room(request: HttpRequest, code: str) -> Room:
     """The room for a code, under the code-guess limit (as lobby.pages.views._room_guess), with its assignment
     and round read in the same query. Raises RateLimited or RoomNotFound."""
     ip = ratelimit.client_ip_from_request(request)
-    return ratelimit.code_guess(ip=ip, lookup=lambda: homework.room_for_page(code))
+    return ratelimit.code_guess(ip=ip, lookup=lambda: rows.room_for_page(code))
 
 
 def _play_page(request: HttpRequest, code: str) -> HttpResponse:
