@@ -12,7 +12,9 @@ scored at once with machine.answer_score (the same formula and streak bonus). A 
 player's own deadline scores nothing. With reveal "deadline", nothing a player is sent names the right answer, an
 explanation, points or a score until the assignment's deadline has passed.
 
-`now` is the one time source of these rules: tests replace it."""
+`now` is the one time source of these rules: tests replace it. This module is homework's entry point: the
+one-statement paths of opening and answering are in at_once.py, the host's overview in overview.py, and what both
+paths share (a question shown, an answer judged and scored) in questions.py."""
 
 from collections.abc import Mapping
 from contextlib import nullcontext as _nothing
@@ -33,17 +35,26 @@ from lobby.exceptions import (
     RoomNotFound,
     TooLate,
 )
+from lobby.homework import overview
+from lobby.homework.at_once import _answer_at_once, _open_at_once
+from lobby.homework.questions import (
+    _answer_reply,
+    _judged,
+    _open_question,
+    _past_slides,
+    _question,
+    _verdict,
+    _window_ms,
+    answers_shown,
+    open_at,
+)
 from lobby.homework.rows import insert_values, read_place
 from lobby.models import Answer, Assignment, HomeworkProgress, Player, Room
-from lobby.rules import machine, ways
 from lobby.rules.machine import Phase
 from lobby.rules.nicknames import clean_nickname
-from lobby.rules.showing import question_numbering, shown_order
-from lobby.services.answers import answer_given
+from lobby.rules.showing import question_numbering
 from lobby.services.rooms import CreatedRoom, normalize_code, room_create
 from lobby.tokens import player_token, read_player_token
-from quiz.kinds import BadAnswer, kind_of
-from quiz.selectors import round_question_facts
 
 REVEALS = (Assignment.REVEAL_EACH, Assignment.REVEAL_DEADLINE)
 
@@ -95,12 +106,8 @@ def assignment_by_code(code: object) -> Assignment:
 
 
 def is_open(assignment: Assignment, *, at: datetime | None = None) -> bool:
-    return (at or now()) < assignment.deadline
-
-
-def answers_shown(assignment: Assignment, *, at: datetime | None = None) -> bool:
-    """May a player be told what is right, and their points? After each question, or only past the deadline."""
-    return assignment.reveal == Assignment.REVEAL_EACH or not is_open(assignment, at=at)
+    """Is the assignment still played (at `at`, or now): before its deadline."""
+    return open_at(assignment, at or now())
 
 
 def homework_join(*, code: object, nickname: object, room: Room | None = None) -> tuple[Player, str]:
@@ -181,30 +188,6 @@ def homework_place(*, code: object, token: object) -> HomeworkProgress:
     return place
 
 
-# The place, its player, their room and its assignment in one row. Written out, not built by the ORM: compiling
-# that four-table query cost about a millisecond of CPU a request, as much as the rest of an opening.
-def _past_slides(room: Room, index: int) -> int:
-    """The first step from `index` on that asks something: a slide is shown on a big screen, which homework has
-    none of, so homework steps over it (it is counted nowhere as a question)."""
-    while (
-        index < room.question_count and not kind_of(round_question_facts(round_id=room.round_id, position=index)).asks
-    ):
-        index += 1
-    return index
-
-
-def _question(room: Room, index: int):
-    question = round_question_facts(round_id=room.round_id, position=index)
-    return question, shown_order(question, seed=room.option_seed, question_index=index), kind_of(question)
-
-
-def _window_ms(room: Room, player: Player, question) -> int:
-    """The player's own time on `question`: its own seconds or the room's timer, stretched by their extra time,
-    as live (machine.question_timer_ms, machine.time_window_ms)."""
-    timer_ms = machine.question_timer_ms(room_seconds=room.timer_seconds, question_seconds=question.seconds)
-    return machine.time_window_ms(timer_ms=timer_ms, time_percent=player.time_percent)
-
-
 def _expire(progress: HomeworkProgress, player: Player, room: Room, at: datetime) -> None:
     """A question opened and left unanswered past the player's own deadline: it scores nothing (and ends the
     streak, as an unanswered live question does; a poll leaves it), and the player goes on to the next one.
@@ -268,20 +251,6 @@ def homework_state(*, player_id: int, joined: Player | None = None) -> dict[str,
     return state
 
 
-def _open_question(room: Room, progress: HomeworkProgress, at: datetime) -> dict[str, Any]:
-    """The question the player has open, as its kind shows it while open (never what is right)."""
-    index = progress.question_index
-    question, order, kind = _question(room, index)
-    shown = {"index": index, "kind": kind.name, "text": question.text, **kind.public(question, order)}
-    if question.image:
-        shown["image"] = question.image
-    # The countdown, as the live phone's: the time left, and the player's whole window (the bar's full length).
-    shown["remaining_ms"] = max(int((progress.own_deadline - at).total_seconds() * 1000), 0)
-    shown["window_ms"] = max(int((progress.own_deadline - progress.opened_at).total_seconds() * 1000), 0)
-    shown["numbering"] = question_numbering(round_id=room.round_id, index=index, count=room.question_count)
-    return shown
-
-
 def _answers_told(player: Player, room: Room, *, upto: int, none_yet: bool = False) -> list[dict[str, Any]]:
     """The questions before `upto` with what was right, and the player's own answer and verdict, for when they
     may see it. Each question and its right answer are as the live phone gets them at a reveal (its kind's
@@ -314,18 +283,6 @@ def _answers_told(player: Player, room: Room, *, upto: int, none_yet: bool = Fal
             }
         )
     return told
-
-
-def _verdict(question, order, kind, *, index: int, correct: bool, points: int) -> dict[str, Any]:
-    """The player's verdict on one question and its reveal as a live phone gets it (its kind's, in the player's
-    order), so the page draws both, and the right answer's words, with the live phone's code."""
-    return {
-        "index": index,
-        "correct": correct if kind.scored else None,
-        "points": points,
-        "explanation": question.explanation,
-        "reveal": kind.reveal(question, order, []),
-    }
 
 
 def homework_open(*, player_id: int, question_index: object, place: HomeworkProgress | None = None) -> dict[str, Any]:
@@ -423,180 +380,7 @@ def homework_answer(
     )
 
 
-def _judged(room: Room, player: Player, question_index: int, given: Mapping[str, Any], *, opened_at, at):
-    """An answer judged by its question's kind and scored (the live game's formula and streak): the question, its
-    shown order, its kind, the judgement, the score, the time taken and the player's window."""
-    question, order, kind = _question(room, question_index)
-    try:
-        judged = kind.judge(question, answer_given(given), order)
-    except BadAnswer as error:
-        raise AnswerRefused(str(error)) from None
-    elapsed_ms = max(int((at - opened_at).total_seconds() * 1000), 0)
-    window_ms = _window_ms(room, player, question)
-    if kind.scored:
-        scored = machine.answer_score(
-            streak=player.streak,
-            correct=judged.right,
-            elapsed_ms=elapsed_ms,
-            window_ms=window_ms,
-            speed_bonus=ways.speed_bonus(room),
-            credit=judged.credit,
-        )
-    else:
-        scored = machine.Scored(points=0, streak=player.streak)
-    return question, order, kind, judged, scored, elapsed_ms, window_ms
-
-
-def _answer_reply(question, order, kind, judged, scored, *, index, place, player, assignment, at) -> dict[str, Any]:
-    reply: dict[str, Any] = {
-        "next": place.question_index,
-        "finished": place.finished_at is not None,
-        "given": kind.shown(question, order, judged.option, judged.response),
-    }
-    if answers_shown(assignment, at=at):
-        reply["verdict"] = _verdict(question, order, kind, index=index, correct=judged.right, points=scored.points)
-        reply["score"] = player.score
-    return reply
-
-
-def _open_at_once(place: HomeworkProgress, question_index: object, at: datetime) -> dict[str, Any] | None:
-    """homework_open's common case from an unlocked read, or None for the locked path to decide."""
-    player, room = place.player, place.player.room
-    if (
-        isinstance(question_index, bool)
-        or question_index != place.question_index
-        or place.question_index >= room.question_count
-        or place.finished_at is not None
-    ):
-        return None
-    if place.opened_at is not None:
-        # Asked again (a reload): shown as it is, its clock kept, while its time lasts.
-        return _open_question(room, place, at) if at <= place.own_deadline else None
-    if not is_open(room.assignment, at=at):
-        return None
-    question, _order, _kind = _question(room, place.question_index)
-    own_deadline = min(at + timedelta(milliseconds=_window_ms(room, player, question)), room.assignment.deadline)
-    # The clock starts only if the place is still as read: not opened meanwhile, not moved on.
-    opened = HomeworkProgress.objects.filter(
-        player_id=place.player_id, question_index=place.question_index, opened_at__isnull=True, finished_at=None
-    ).update(opened_at=at, own_deadline=own_deadline)
-    if not opened:
-        return None
-    place.opened_at, place.own_deadline = at, own_deadline
-    return _open_question(room, place, at)
-
-
-_ANSWER_AT_ONCE = """
-WITH moved AS (
-    UPDATE {progress} SET question_index = %s, opened_at = NULL, own_deadline = NULL,
-        finished_at = COALESCE(%s, finished_at)
-    WHERE player_id = %s AND question_index = %s AND opened_at = %s AND finished_at IS NULL
-    RETURNING player_id
-), answered AS (
-    INSERT INTO {answer} (room_id, player_id, question_index, option, elapsed_ms, correct, points, credit,
-        response, window_ms, created_at)
-    SELECT %s, player_id, %s, %s, %s, %s, %s, %s, %s, %s, %s FROM moved
-    RETURNING player_id
-)
-UPDATE {player} SET score = score + %s, streak = %s
-WHERE id = (SELECT player_id FROM answered)
-RETURNING score
-"""
-
-
-def _answer_at_once(
-    place: HomeworkProgress, question_index: object, given: Mapping[str, Any], at: datetime
-) -> dict[str, Any] | None:
-    """homework_answer's common case from an unlocked read: the answer stored, the player's score and streak
-    and their place moved on, in one statement (one answer a question: the place moves on only from the question
-    and the opening read, and the answer's unique key holds besides), or None for the locked path to decide."""
-    player, room = place.player, place.player.room
-    if (
-        connection.vendor != "postgresql"  # one statement with writes inside a WITH: PostgreSQL's; SQLite locks
-        or not isinstance(question_index, int)
-        or isinstance(question_index, bool)
-        or question_index != place.question_index
-        or place.opened_at is None
-        or place.finished_at is not None
-        or at > place.own_deadline
-    ):
-        return None
-    question, order, kind, judged, scored, elapsed_ms, window_ms = _judged(
-        room, player, question_index, given, opened_at=place.opened_at, at=at
-    )
-    following = _past_slides(room, question_index + 1)
-    finished = at if following >= room.question_count else None
-    response = Answer._meta.get_field("response").get_db_prep_save(judged.response, connection)
-    sql = _ANSWER_AT_ONCE.format(
-        progress=connection.ops.quote_name(HomeworkProgress._meta.db_table),
-        answer=connection.ops.quote_name(Answer._meta.db_table),
-        player=connection.ops.quote_name(Player._meta.db_table),
-    )
-    params = [
-        following, finished, place.player_id, question_index, place.opened_at,
-        room.pk, question_index, judged.option, elapsed_ms, judged.right, scored.points, judged.credit,
-        response, window_ms, timezone.now(),
-        scored.points, scored.streak,
-    ]  # fmt: skip
-    try:
-        # A savepoint only inside a caller's transaction (a test's): a refused statement must not spoil it.
-        with transaction.atomic() if connection.in_atomic_block else _nothing(), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
-    except IntegrityError:
-        return None  # answered already: the locked path says so
-    if row is None:
-        return None  # the place moved since it was read (answered, expired): the locked path says what happened
-    player.score, player.streak = row[0], scored.streak
-    place.question_index, place.opened_at, place.own_deadline = following, None, None
-    place.finished_at = finished or place.finished_at
-    return _answer_reply(
-        question,
-        order,
-        kind,
-        judged,
-        scored,
-        index=question_index,
-        place=place,
-        player=player,
-        assignment=room.assignment,
-        at=at,
-    )
-
-
 def homework_overview(*, room: Room) -> dict[str, Any]:
-    """The host's page: who has started and finished, and per question how many answered and how many right."""
-    assignment = room.assignment
-    players = list(
-        Player.objects.filter(room=room, removed=False)
-        .select_related("homework")
-        .order_by("joined_at", "pk")
-        .values_list("pk", "nickname", "score", "homework__question_index", "homework__finished_at")
-    )
-    per_question = {index: [0, 0] for index in range(room.question_count)}
-    answering: set[int] = set()  # "started": answered at least once (joining alone starts nothing)
-    for player_id, index, correct in Answer.objects.filter(room=room).values_list(
-        "player_id", "question_index", "correct"
-    ):
-        per_question[index][0] += 1
-        per_question[index][1] += bool(correct)
-        answering.add(player_id)
-    return {
-        "deadline": assignment.deadline.isoformat(),
-        "open": is_open(assignment),
-        "players": [
-            {
-                "nickname": nickname,
-                "score": score,
-                "answered": min(index or 0, room.question_count),
-                "finished": finished is not None,
-            }
-            for _pk, nickname, score, index, finished in players
-        ],
-        "started": sum(1 for pk, *_rest in players if pk in answering),
-        "finished": sum(1 for *_rest, finished in players if finished is not None),
-        "questions": [
-            {"number": index + 1, "answered": counts[0], "correct": counts[1]}
-            for index, counts in sorted(per_question.items())
-        ],
-    }
+    """The host's page, as of now: who has started and finished, and per question how many answered and how many
+    right (overview.py)."""
+    return overview.homework_overview(room=room, at=now())
