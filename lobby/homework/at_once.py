@@ -20,6 +20,7 @@ from lobby.homework.questions import (
     _window_ms,
     open_at,
 )
+from lobby.homework.rows import open_place
 from lobby.models import Answer, HomeworkProgress, Player
 
 
@@ -41,10 +42,7 @@ def _open_at_once(place: HomeworkProgress, question_index: object, at: datetime)
     question, _order, _kind = _question(room, place.question_index)
     own_deadline = min(at + timedelta(milliseconds=_window_ms(room, player, question)), room.assignment.deadline)
     # The clock starts only if the place is still as read: not opened meanwhile, not moved on.
-    opened = HomeworkProgress.objects.filter(
-        player_id=place.player_id, question_index=place.question_index, opened_at__isnull=True, finished_at=None
-    ).update(opened_at=at, own_deadline=own_deadline)
-    if not opened:
+    if not open_place(place.player_id, place.question_index, at, own_deadline):
         return None
     place.opened_at, place.own_deadline = at, own_deadline
     return _open_question(room, place, at)
