@@ -164,9 +164,14 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
     else:
         client = LightClient(*base.removeprefix("http://").split(":"))
     async with client as http:
+        queued = time.perf_counter()
         async with limits:
+            started = time.perf_counter()
+            stats["queued"].append((started - queued) * 1000)
+            stats["waits"].append((queued, (started - queued) * 1000))
             stats["requests"] += 1
             (await http.get(f"/hw/{code}/")).raise_for_status()
+            stats["page"].append((time.perf_counter() - started) * 1000)
         headers = {"X-CSRFToken": http.cookies["csrftoken"]}
 
         async def post(path, body):
@@ -203,7 +208,16 @@ async def run(args, code: str) -> None:
     popen, port = start_server(serve.APP, args.workers, server_env(DJANGO_DEBUG="0"))
     behind: set = set()
     try:
-        stats = {"ack": [], "open": [], "errors": 0, "refused": {}, "queued": [], "requests": 0, "waits": []}
+        stats = {
+            "ack": [],
+            "open": [],
+            "page": [],
+            "errors": 0,
+            "refused": {},
+            "queued": [],
+            "requests": 0,
+            "waits": [],
+        }
         limits = asyncio.Semaphore(args.concurrency)
         load_start = os.getloadavg()
         before, wall, own = cpu_ms(popen.pid), time.perf_counter(), time.process_time()
@@ -247,6 +261,8 @@ async def run(args, code: str) -> None:
         f"(goal p95 <= 200 -> ratio {pct(ack, 95) / 200:.2f})"
     )
     print(f"open question ms p50 {pct(opened, 50):.1f}  p95 {pct(opened, 95):.1f}")
+    page = stats["page"]
+    print(f"the page (GET, every player once) ms p50 {pct(page, 50):.1f}  p95 {pct(page, 95):.1f}")
     # When requests waited: the players arrive (page, join) over the first fifth of the window.
     spans = {}
     for queued_at, ms in stats["waits"]:
