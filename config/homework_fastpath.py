@@ -17,6 +17,12 @@ and `/api/answer` itself, with the checks those endpoints have in Django, made b
   errors as 400 or 403 with {"error", "code"}, the reply with Cache-Control: no-store) on the threads that keep
   their database connections.
 
+The page itself (`GET /hw/<code>/`, every player's first request) goes through Django's whole request stack, every
+middleware and the view as Django runs them (a handler of Django's own, `BaseHandler.get_response`), but on a
+homework thread rather than on the one thread Django's ASGI handler gives every sync view of the process, where
+each page waited for the one before it and then for a homework thread (the view reads the room there): with
+2,000 players arriving over 12 s, that queue was where the longest waits of the bench were.
+
 Anything else, and any request a check refuses (the CSRF failure page, a bad host, the https redirect), is passed
 to Django unchanged (its body replayed), which answers it exactly as before: this app only ever answers a request
 Django would have answered the same way.
@@ -28,7 +34,8 @@ import logging
 import re
 
 from django.conf import settings
-from django.core.handlers.asgi import ASGIRequest
+from django.core.handlers.asgi import ASGIRequest, get_script_prefix
+from django.core.handlers.base import BaseHandler
 from django.core.handlers.exception import response_for_exception
 from django.http import HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
@@ -36,6 +43,7 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.locale import LocaleMiddleware
 from django.middleware.security import SecurityMiddleware
+from django.urls import set_script_prefix
 from django.utils import translation
 from django.utils.log import log_response
 
@@ -46,6 +54,7 @@ from lobby.homework import views
 logger = logging.getLogger(__name__)
 
 PATH = re.compile(r"^/hw/(?P<code>[^/]+)/api/(?P<action>join|state|start|answer)$")
+PAGE = re.compile(r"^/hw/[^/]+/$")
 VIEWS = {"join": views.api_join, "state": views.api_state, "start": views.api_start, "answer": views.api_answer}
 
 
@@ -104,12 +113,45 @@ class _Stack:
         return response
 
 
+class _SyncDjango(BaseHandler):
+    """Django's request stack as its sync handler runs it: every middleware, the URL's view, the exceptions made
+    into Django's pages, the refusals logged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.load_middleware(is_async=False)
+
+    def respond(self, scope, request):
+        # Not Django's request_started and request_finished: they close and health-check the thread's connection,
+        # which a homework thread keeps and checks itself (lobby/homework/views.py: _kept), as for the JSON above.
+        set_script_prefix(get_script_prefix(scope))
+        return self.get_response(request)
+
+
 class HomeworkFastPath:
     def __init__(self, application) -> None:
         self.application = application
         self.stack: _Stack | None = None
+        self.django: _SyncDjango | None = None
+
+    async def page(self, scope, receive, send):
+        body, more = b"", True
+        while more and not body:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body, more = message.get("body", b""), message.get("more_body", False)
+        if body:  # a GET with a body: Django's, as it would be
+            return await self.application(scope, _replay(body, more, receive), send)
+        if self.django is None:
+            self.django = _SyncDjango()
+        request = ASGIRequest(scope, io.BytesIO(b""))
+        response = await asyncio.wrap_future(views.run_kept(None, self.django.respond, scope, request))
+        await _send(send, response)
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "GET" and PAGE.match(scope["path"]):
+            return await self.page(scope, receive, send)
         match = PATH.match(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
         if match is None:
             return await self.application(scope, receive, send)

@@ -186,6 +186,7 @@ _used = threading.local()
 
 
 def _kept(language: str | None, handler, *args):
+    _used.kept = True  # this is a homework thread: _on_kept_connection runs its handler here
     close_old_connections()  # one past CONN_MAX_AGE, or broken, is replaced; a sound one is kept
     if connection.connection is not None and time.monotonic() - getattr(_used, "at", -1e9) < RECHECK_IDLE_SECONDS:
         connection.health_check_done = True
@@ -204,8 +205,9 @@ def run_kept(language: str | None, handler, *args) -> Future:
 
 def _on_kept_connection(handler, *args):
     """`handler(*args)` on one of the homework threads, which keep their database connections. Inside a test's
-    transaction it runs here, on the request's own connection, which holds that transaction."""
-    if connection.in_atomic_block:
+    transaction it runs here, on the request's own connection, which holds that transaction; on a homework thread
+    (the page as config/homework_fastpath.py serves it) here too."""
+    if connection.in_atomic_block or getattr(_used, "kept", False):
         return handler(*args)
     return run_kept(translation.get_language(), handler, *args).result()
 

@@ -4,6 +4,7 @@ the same checks and the same replies as the endpoints in Django. Exercised throu
 is committed (transaction=True)."""
 
 import json
+import re
 from datetime import timedelta
 
 import httpx
@@ -92,7 +93,7 @@ async def test_a_player_opens_and_answers_every_question_and_each_answer_is_stor
             )
             assert twice.status_code == 400 and twice.json()["code"] == "already_answered"
         state = await http.post(f"/hw/{code}/api/state", json={"token": token}, headers=headers)
-    assert django_app.seen == [""]  # but for the page, served in front of Django
+    assert django_app.seen == []  # the page too: Django's stack, run on a homework thread
     player = await Player.objects.aget(room__code=code, nickname="Ann")
     stored = [a async for a in Answer.objects.filter(player=player).order_by("question_index")]
     assert [answer.question_index for answer in stored] == [0, 1, 2]  # one each, the second try refused
@@ -124,6 +125,42 @@ async def test_its_replies_carry_the_headers_djangos_do(app, code):
     assert int(opened.headers["content-length"]) == len(opened.content)
 
 
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+async def test_the_page_is_djangos_own_page_with_its_headers_and_cookie_in_the_players_language(
+    app, django_app, code, language
+):
+    """The page goes through Django's whole stack on a homework thread: the same page, headers and CSRF cookie
+    as from Django's ASGI handler, in the browser's language; an unknown code gets the same 404 page."""
+    async with (
+        _client(app, **{"Accept-Language": language}) as fast,
+        _client(django_app, **{"Accept-Language": language}) as slow,
+    ):
+        served, django = await fast.get(f"/hw/{code}/"), await slow.get(f"/hw/{code}/")
+        missing, django_missing = await fast.get("/hw/NOSUCH/"), await slow.get("/hw/NOSUCH/")
+        assert "csrftoken" in fast.cookies and "csrftoken" in slow.cookies
+    assert django_app.seen == ["", ""]  # only the direct requests reached Django's handler
+    assert served.status_code == django.status_code == 200
+    assert missing.status_code == django_missing.status_code == 404
+    # The same page but for the CSRF token, which Django masks afresh on every request.
+    unmasked = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+"')
+    assert unmasked.sub(r'\1T"', served.text) == unmasked.sub(r'\1T"', django.text)
+    assert unmasked.sub(r'\1T"', missing.text) == unmasked.sub(r'\1T"', django_missing.text)
+    assert f'lang="{language}"' in served.text and code in served.text
+    for name in (
+        "content-type",
+        "x-frame-options",
+        "content-security-policy",
+        "x-content-type-options",
+        "referrer-policy",
+        "cross-origin-opener-policy",
+        "content-language",
+        "vary",
+        "content-length",
+    ):
+        assert served.headers.get(name) == django.headers.get(name), name
+    assert served.headers["content-language"] == language
+
+
 async def test_a_post_without_the_csrf_token_or_with_a_wrong_one_or_from_another_site_is_refused(app, django_app, code):
     async with _client(app) as http:
         headers, token = await _joined(http, code)
@@ -138,7 +175,13 @@ async def test_a_post_without_the_csrf_token_or_with_a_wrong_one_or_from_another
     for refused in (missing, wrong, foreign, answer, join):
         assert refused.status_code == 403
         assert "CSRF" in refused.text  # Django's own refusal page
-    assert django_app.seen == ["", "start", "start", "start", "answer", "join"]  # each handed to Django
+    assert django_app.seen == [
+        "start",
+        "start",
+        "start",
+        "answer",
+        "join",
+    ]  # each handed to Django (the page is served in front)
     player = await Player.objects.aget(room__code=code)
     assert (await HomeworkProgress.objects.aget(player=player)).opened_at is None  # nothing was opened
     assert not await Player.objects.filter(nickname="Eve").aexists()
