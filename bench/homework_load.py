@@ -35,9 +35,9 @@ from quiz.validation import QuestionData
 from tests.support.servers import server_env
 
 
-def postgres_cpu_ms() -> float:
-    """CPU time (user + system) of every PostgreSQL process on this machine so far, from /proc."""
-    total = 0
+def postgres_cpu() -> dict[int, float]:
+    """CPU time (user + system, ms) of each PostgreSQL process on this machine so far, from /proc."""
+    seen = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -45,8 +45,29 @@ def postgres_cpu_ms() -> float:
             continue
         name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
         if name.startswith("postgres"):
-            total += int(fields[11]) + int(fields[12])
-    return total * 1000 / os.sysconf("SC_CLK_TCK")
+            seen[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return seen
+
+
+class PostgresCPU:
+    """PostgreSQL's CPU over the run, read every half second: a backend that ends during the run (the server's
+    connections are replaced every CONN_MAX_AGE) is counted to its last reading. Read once at each end, those
+    backends' time was lost: it showed a fifth of what top shows."""
+
+    def __init__(self) -> None:
+        self.first = postgres_cpu()
+        self.last = dict(self.first)
+        self.task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            self.last.update(await asyncio.to_thread(postgres_cpu))
+
+    def stop(self) -> float:
+        self.task.cancel()
+        self.last.update(postgres_cpu())
+        return sum(ms - self.first.get(pid, 0.0) for pid, ms in self.last.items())
 
 
 def make_assignment(questions: int, timer: int) -> str:
@@ -221,7 +242,7 @@ async def run(args, code: str) -> None:
         limits = asyncio.Semaphore(args.concurrency)
         load_start = os.getloadavg()
         before, wall, own = cpu_ms(popen.pid), time.perf_counter(), time.process_time()
-        database = postgres_cpu_ms()
+        database = PostgresCPU()
         base = f"http://127.0.0.1:{port}"
         players = [asyncio.ensure_future(player(n, base, code, args, limits, stats)) for n in range(args.players)]
         # A server far behind would keep the bench going for ever: after --give-up seconds, what was done is counted.
@@ -231,7 +252,7 @@ async def run(args, code: str) -> None:
         await asyncio.gather(*behind, return_exceptions=True)
         seconds, cpu = time.perf_counter() - wall, cpu_ms(popen.pid) - before
         own = (time.process_time() - own) * 1000
-        database = postgres_cpu_ms() - database
+        database = database.stop()
         load_end = os.getloadavg()
     finally:
         popen.terminate()
