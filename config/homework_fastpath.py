@@ -146,7 +146,10 @@ class HomeworkFastPath:
         if self.django is None:
             self.django = _SyncDjango()
         request = ASGIRequest(scope, io.BytesIO(b""))
-        response = await asyncio.wrap_future(views.run_kept(None, self.django.respond, scope, request))
+        try:
+            response = await asyncio.wrap_future(views.run_kept(None, self.django.respond, scope, request))
+        except Exception as error:  # outside Django's own handling (its stack makes its errors into pages)
+            response = response_for_exception(request, error)
         await _send(send, response)
 
     async def __call__(self, scope, receive, send):

@@ -255,3 +255,23 @@ async def test_an_unexpected_failure_gets_djangos_server_error_page_and_is_logge
     assert failed.status_code == 500
     assert "the database went away" not in failed.text  # no detail to the player
     assert any(record.name == "django.request" and record.levelname == "ERROR" for record in caplog.records)
+
+
+async def test_a_page_that_fails_gets_djangos_server_error_page_without_details(app, code, monkeypatch, caplog):
+    """A failure in the page's view is Django's 500 page, logged as Django logs it; so is one outside Django's
+    stack (the homework thread's own work)."""
+    from config import homework_fastpath
+    from lobby.homework import views
+
+    def broken(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(views, "_play_page", broken)
+    async with _client(app) as http:
+        in_view = await http.get(f"/hw/{code}/")
+        monkeypatch.setattr(homework_fastpath._SyncDjango, "respond", lambda self, scope, request: broken())
+        outside = await http.get(f"/hw/{code}/")
+    for failed in (in_view, outside):
+        assert failed.status_code == 500
+        assert "the database went away" not in failed.text  # no detail to the player
+    assert any(record.name == "django.request" and record.levelname == "ERROR" for record in caplog.records)
