@@ -774,6 +774,11 @@ def _judge_checks_in(prompt: str) -> list[str]:
 
 async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) -> Reply:
     script = server.script
+    blind = is_letter_request(body)
+    document = document_in(prompt)
+    if not blind:
+        # Even a request refused below has shown the marked option: the blind default may go by it at once.
+        remember_marked(server, document)
     fmt = (body.get("response_format") or {}).get("type", "text")
     if fmt in script.refuse_formats:
         message = f"response_format type {fmt!r} is not supported by this server"
@@ -783,8 +788,6 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
         return Reply.json({"error": {"message": message, "type": "invalid_request_error"}}, 400)
     if "max_tokens" in body:
         server.schema_errors.append("judge: max_tokens sent (reasoning models take max_completion_tokens)")
-    blind = is_letter_request(body)
-    document = document_in(prompt)
     if blind:
         letters = _letters_in(prompt)
         # Unscripted, the judge knows the answer the question's report request marked, wherever it is shown.
@@ -797,7 +800,6 @@ async def judge_handler(body: dict[str, Any], prompt: str, server: ModelServer) 
         report: dict[str, Any] = {"answer": pick, "probability": choice[pick]}
         checks = ["probability"]
     else:
-        remember_marked(server, document)
         checks = _judge_checks_in(prompt)
         report = {name: script.probability_for(prompt, name) for name in checks}
         report.update(
