@@ -1,0 +1,33 @@
+"""The garbage collector of a server process, set once as the process starts serving (config/asgi.py's lifespan).
+
+A server process holding thousands of sockets holds millions of objects that Python's cyclic collector tracks. With
+the interpreter's defaults (700, 10, 10) the objects an answer makes live just long enough (a batch waiting for its
+transaction, a task waiting for its acknowledgement) to be promoted to the oldest generation, which is then collected
+whole: in a room of 10,000, full collections of 0.5–1.1 s each, several per question, found nothing to free while
+the process's loop stood still and every answer waiting in it waited too (issue 47; `bench/ws_load.py`).
+
+So, once per process:
+- what the process holds when it starts serving (Django, the URL table, the templates: it lives as long as the
+  process) is collected once and then frozen, left out of every later collection (`gc.freeze`);
+- the youngest generation is collected after `SERVER_GC_THRESHOLDS[0]` new objects instead of 700, so what lives
+  for one answer's round trip dies young; the older two are collected less often. Cyclic garbage still goes, later.
+"""
+
+import gc
+import os
+
+from django.conf import settings
+
+_tuned_in: int | None = None  # the process id it was done in (a forked child does it again)
+
+
+def tune() -> bool:
+    """Collect, freeze what the process holds and set the thresholds, once per process; True when it did."""
+    global _tuned_in
+    if _tuned_in == os.getpid():
+        return False
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*settings.SERVER_GC_THRESHOLDS)
+    _tuned_in = os.getpid()
+    return True
