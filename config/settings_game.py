@@ -38,14 +38,14 @@ SERVER_BACKLOG = env.int("SERVER_BACKLOG", default=4096)
 # The garbage collector's thresholds in a server process (core/collector.py): the youngest generation is collected
 # after this many new objects (Python's default is 700), the next after this many of those, the oldest after this
 # many of those. With the defaults a room of 10,000 stood still 0.5-1.1 s at a time, several times a question.
-_gc_thresholds = env.list("SERVER_GC_THRESHOLDS", default=["50000", "20", "100"])
+_gc_thresholds = env.list("SERVER_GC_THRESHOLDS", default=["50000", "10", "100"])
 try:
     SERVER_GC_THRESHOLDS = tuple(int(part) for part in _gc_thresholds)
 except ValueError:
     SERVER_GC_THRESHOLDS = ()
 if len(SERVER_GC_THRESHOLDS) != 3 or min(SERVER_GC_THRESHOLDS) < 1:
     raise environ.ImproperlyConfigured(
-        f"SERVER_GC_THRESHOLDS must be three positive whole numbers, such as 50000,20,100: not {_gc_thresholds}"
+        f"SERVER_GC_THRESHOLDS must be three positive whole numbers, such as 50000,10,100: not {_gc_thresholds}"
     )
 GAME_CLOCK_INTERVAL = env.float("GAME_CLOCK_INTERVAL", default=0.25)
 # Threads per server process for game actions (each keeps one database connection). One: every game action of a

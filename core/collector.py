@@ -10,7 +10,11 @@ So, once per process:
 - what the process holds when it starts serving (Django, the URL table, the templates: it lives as long as the
   process) is collected once and then frozen, left out of every later collection (`gc.freeze`);
 - the youngest generation is collected after `SERVER_GC_THRESHOLDS[0]` new objects instead of 700, so what lives
-  for one answer's round trip dies young; the older two are collected less often. Cyclic garbage still goes, later.
+  for one answer's round trip dies young, and the oldest after `[2]` collections of the middle one instead of 10.
+
+Cyclic garbage still goes, a little later: the largest kind in a room filling up is uvicorn's HTTP protocol object
+that each WebSocket's handshake leaves behind (it and its parser refer to each other). At most one young
+generation of it waits, a few megabytes a process, whatever the room's size.
 """
 
 import gc

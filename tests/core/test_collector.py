@@ -56,7 +56,7 @@ def answers_in_flight(rounds: int, *, in_flight: int = 2_000) -> None:
 async def test_the_servers_lifespan_tunes_the_collector_once_per_process():
     collector._tuned_in = None
     async with server_lifespan():
-        assert gc.get_threshold() == tuple(settings.SERVER_GC_THRESHOLDS) == (50_000, 20, 100)
+        assert gc.get_threshold() == tuple(settings.SERVER_GC_THRESHOLDS) == (50_000, 10, 100)
         assert gc.get_freeze_count() > 0  # what the process held as it started is left out of later collections
         frozen = gc.get_freeze_count()
     assert collector._tuned_in == os.getpid()
