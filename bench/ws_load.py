@@ -173,8 +173,27 @@ def server_histograms(port: int) -> dict[str, list[tuple[float, float]]]:
         if "_bucket{" in line and not line.startswith("#"):
             name, rest = line.split("_bucket{", 1)
             le = rest.split('le="', 1)[1].split('"', 1)[0]
+            if 'generation="' in rest:  # the collector's pauses, one histogram per generation
+                generation = rest.split('generation="', 1)[1].split('"', 1)[0]
+                name += f"[{generation}]"
             found.setdefault(name, []).append((float(le), float(line.rsplit(" ", 1)[1])))
     return found
+
+
+def collector_pauses(histograms: dict[str, list[tuple[float, float]]]) -> str:
+    """The server's garbage collections over the run, from its own histogram (core/collector.py): how many of the
+    whole heap and of the middle generation, and the bucket of the longest."""
+
+    def of(generation: int) -> str:
+        buckets = sorted(histograms.get(f"quizgate_gc_pause_seconds[{generation}]", []))
+        if not buckets:
+            return "n/a"
+        total = buckets[-1][1]
+        longest = next((le for le, count in buckets if count >= total), float("inf"))
+        shown = f"<= {longest * 1000:.0f} ms" if longest != float("inf") else "> 2.5 s"
+        return f"{total:.0f}, the longest {shown}" if total else "0"
+
+    return f"the server's garbage collections over the run: of the whole heap {of(2)}; of the middle generation {of(1)}"
 
 
 def bucket_pct(buckets: list[tuple[float, float]], q: float) -> str:
@@ -809,6 +828,7 @@ def main() -> None:
             f"p95 {bucket_pct(histograms.get('quizgate_answer_ack_seconds', []), 95)}; "
             f"state sent -> frame left p95 {bucket_pct(histograms.get('quizgate_fanout_seconds', []), 95)}"
         )
+        print(f"   {collector_pauses(histograms)}")
         seconds, server_cpu, driver_cpu = result["play_cpu"]
         print(
             f"   the answered questions: {seconds:.1f} s, server CPU {server_cpu / 1000:.1f} s, load generator CPU "

@@ -15,14 +15,39 @@ So, once per process:
 Cyclic garbage still goes, a little later: the largest kind in a room filling up is uvicorn's HTTP protocol object
 that each WebSocket's handshake leaves behind (it and its parser refer to each other). At most one young
 generation of it waits, a few megabytes a process, whatever the room's size.
+
+Every collection's pause is timed and counted (`quizgate_gc_pause_seconds`, by generation; core/metrics.py). The
+collector's callback only notes it: the process's game clock moves the notes into the metrics (`flush_pauses`),
+outside the collection, where the metrics' own lock may be taken.
 """
 
 import gc
 import os
+import time
+from collections import deque
 
 from django.conf import settings
 
+from core import metrics
+
 _tuned_in: int | None = None  # the process id it was done in (a forked child does it again)
+# (generation, seconds) of the collections since the last flush; bounded, should nothing flush them.
+_pauses: deque[tuple[int, float]] = deque(maxlen=10_000)
+_started = [0.0]
+
+
+def _timed(phase: str, info: dict) -> None:
+    if phase == "start":
+        _started[0] = time.perf_counter()
+    else:
+        _pauses.append((info["generation"], time.perf_counter() - _started[0]))
+
+
+def flush_pauses() -> None:
+    """The collections noted since the last call, into the metrics."""
+    while _pauses:
+        generation, seconds = _pauses.popleft()
+        metrics.gc_paused(generation=generation, seconds=seconds)
 
 
 def tune() -> bool:
@@ -33,5 +58,7 @@ def tune() -> bool:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*settings.SERVER_GC_THRESHOLDS)
+    if _timed not in gc.callbacks:
+        gc.callbacks.append(_timed)
     _tuned_in = os.getpid()
     return True

@@ -36,6 +36,14 @@ ANSWER_ACK = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 ANSWERS = Counter("quizgate_answers_stored", "Players' answers stored.")
+# A server process's garbage collector stops its loop while it runs (core/collector.py): most pauses are under a
+# millisecond; a full collection of a process holding thousands of sockets took up to a second before it was tuned.
+GC_PAUSE = Histogram(
+    "quizgate_gc_pause_seconds",
+    "A server process's garbage collections, by generation (2: the whole heap), and how long each stopped it.",
+    ["generation"],
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
 GATE_CALLS = Counter(
     "quizgate_gate_calls",
     "Calls to the checker by backend and how each ended: ok (an answer, even a bad one), the reason it got none "
@@ -101,6 +109,10 @@ def fanout_observed_many(seconds: list[float]) -> None:
 
 def answer_acked(seconds: float) -> None:
     ANSWER_ACK.observe(max(0.0, seconds))
+
+
+def gc_paused(*, generation: int, seconds: float) -> None:
+    GC_PAUSE.labels(generation=str(generation)).observe(max(0.0, seconds))
 
 
 def answers_stored(count: int) -> None:

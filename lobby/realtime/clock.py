@@ -11,6 +11,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
+from core import collector
 from core.cancellation import stop_if_cancelled
 from lobby.services import close_due_questions, resume_after_outage, writing_tick
 
@@ -55,6 +56,7 @@ async def _run() -> None:
                 outage = False
             await tick()
             await writing()
+            collector.flush_pauses()  # the process's collector pauses into its metrics, each tick
         except asyncio.CancelledError:
             raise
         except (OperationalError, InterfaceError):

@@ -1,5 +1,6 @@
 """The server process's garbage collector (core/collector.py): set once as the process starts serving."""
 
+import asyncio
 import gc
 import os
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from prometheus_client import REGISTRY
 
 from core import collector
 from tests.support.communicator import server_lifespan
@@ -94,3 +96,23 @@ def test_thresholds_that_are_not_three_positive_numbers_are_refused_at_start():
         )
         assert refused.returncode != 0, wrong
         assert "SERVER_GC_THRESHOLDS" in refused.stderr, (wrong, refused.stderr[-500:])
+
+
+def _full_collections_counted() -> float:
+    return REGISTRY.get_sample_value("quizgate_gc_pause_seconds_count", {"generation": "2"}) or 0.0
+
+
+def _full_collections_paused() -> float:
+    return REGISTRY.get_sample_value("quizgate_gc_pause_seconds_sum", {"generation": "2"}) or 0.0
+
+
+@pytest.mark.django_db
+async def test_each_collection_is_timed_and_reaches_the_metrics_on_the_clocks_next_tick(settings):
+    settings.GAME_CLOCK_INTERVAL = 0.05
+    async with server_lifespan():
+        before, paused_before = _full_collections_counted(), _full_collections_paused()
+        gc.collect()
+        gc.collect()
+        await asyncio.sleep(0.5)  # ten of the clock's ticks
+        assert _full_collections_counted() >= before + 2
+        assert _full_collections_paused() > paused_before  # each one's pause, timed
