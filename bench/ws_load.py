@@ -181,19 +181,23 @@ def server_histograms(port: int) -> dict[str, list[tuple[float, float]]]:
 
 
 def collector_pauses(histograms: dict[str, list[tuple[float, float]]]) -> str:
-    """The server's garbage collections over the run, from its own histogram (core/collector.py): how many of the
-    whole heap and of the middle generation, and the bucket of the longest."""
+    """The server's garbage collections over the run, from its own histogram (core/collector.py): how many of each
+    generation (2: the whole heap) and the bucket of the longest."""
+    if not any(name.startswith("quizgate_gc_pause_seconds[") for name in histograms):
+        return "the server's garbage collections: n/a (no quizgate_gc_pause_seconds)"
 
     def of(generation: int) -> str:
         buckets = sorted(histograms.get(f"quizgate_gc_pause_seconds[{generation}]", []))
-        if not buckets:
-            return "n/a"
-        total = buckets[-1][1]
-        longest = next((le for le, count in buckets if count >= total), float("inf"))
-        shown = f"<= {longest * 1000:.0f} ms" if longest != float("inf") else "> 2.5 s"
-        return f"{total:.0f}, the longest {shown}" if total else "0"
+        total = buckets[-1][1] if buckets else 0
+        if not total:
+            return "none"
+        longest = next(le for le, count in buckets if count >= total)
+        return f"{total:.0f}, the longest {f'<= {longest * 1000:.0f} ms' if longest != float('inf') else '> 2.5 s'}"
 
-    return f"the server's garbage collections over the run: of the whole heap {of(2)}; of the middle generation {of(1)}"
+    return (
+        f"the server's garbage collections over the run: of the whole heap {of(2)}; of the middle generation "
+        f"{of(1)}; of the youngest {of(0)}"
+    )
 
 
 def bucket_pct(buckets: list[tuple[float, float]], q: float) -> str:
