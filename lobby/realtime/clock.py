@@ -50,13 +50,14 @@ async def _run() -> None:
     outage = False
     while True:
         try:
+            # The process's collector pauses into its metrics, each tick: first, as it needs no database.
+            collector.flush_pauses()
             if outage:
                 extended = await resume()
                 logger.warning("database reachable again; %d open question(s) given more time", extended)
                 outage = False
             await tick()
             await writing()
-            collector.flush_pauses()  # the process's collector pauses into its metrics, each tick
         except asyncio.CancelledError:
             raise
         except (OperationalError, InterfaceError):
