@@ -38,6 +38,7 @@ import redis
 import redis.asyncio
 from django.conf import settings
 
+from core import pids
 from core.cancellation import stop_if_cancelled
 
 logger = logging.getLogger(__name__)
@@ -83,15 +84,7 @@ def host_of(name: str) -> str:
 
 def gone_here(name: str) -> bool:
     """A process of this host whose id no longer runs (or is a zombie, killed and not yet reaped)."""
-    if host_of(name) != HOST:
-        return False
-    try:
-        with open(f"/proc/{pid_of(name)}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
-    except (OSError, ValueError, IndexError):
-        return False
+    return host_of(name) == HOST and pids.gone(pid_of(name))
 
 
 @dataclass

@@ -146,3 +146,94 @@ async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
             await socket.close()
         server.stop()
         redis.stop()
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0]
+    except FileNotFoundError:
+        return "gone"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states from /proc (Linux)")
+async def test_a_worker_killed_while_its_supervisor_asks_after_it_leaves_the_sum_and_none_outlives_the_supervisor(
+    make_room, tmp_path
+):
+    """uvicorn's supervisor reaps a dead worker only between its health checks, and waits up to
+    SERVER_WORKER_HEALTHCHECK_SECONDS (60 s) for the worker it is asking. A worker killed then stays a zombie that long
+    (its sockets counted on), and a SIGTERM to the stuck supervisor waits as long; whoever then kills the supervisor
+    outright used to leave the other worker serving with no parent, its clock closing questions on the database."""
+    redis = start_redis()
+    server = start_asgi(
+        "asgi",
+        workers=2,
+        log_path=tmp_path / "asgi.log",
+        env={
+            "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
+            "METRICS_TOKEN": TOKEN,
+            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+        },
+    )
+    opened = []
+    try:
+        created = await sync_to_async(make_room)()
+        url = f"ws://127.0.0.1:{server.port}/ws/room/{created.room.code}/"
+        origin = f"http://127.0.0.1:{server.port}"
+        async with httpx.AsyncClient(base_url=origin, timeout=15) as http:
+
+            async def sockets_by_pid() -> dict[int, float]:
+                response = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+                assert response.status_code == 200
+                prefix = 'quizgate_sockets_open{pid="'
+                found = samples(response.text).items()
+                return {int(name[len(prefix) : -2]): value for name, value in found if name.startswith(prefix)}
+
+            # Sockets on both workers (the kernel hands connections out unevenly).
+            counts: dict[int, float] = {}
+            while len(opened) < 40 and not (len(counts) == 2 and min(counts.values()) > 0):
+                opened.append(await websockets.connect(url, origin=origin))
+                await asyncio.sleep(0.05)
+                counts = await sockets_by_pid()
+            assert len(counts) == 2 and min(counts.values()) > 0, counts
+            victim, survivor = sorted(counts, key=counts.get)
+            survivors = counts[survivor]
+
+            # The victim stops answering, the supervisor's next check (every 0.5 s) waits on it; then it dies.
+            os.kill(victim, signal.SIGSTOP)
+            await asyncio.sleep(1.5)
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 5  # a tenth of the supervisor's health-check wait
+            while True:
+                try:
+                    counts = await sockets_by_pid()
+                except httpx.TransportError:
+                    counts = {}
+                if counts and victim not in counts and sum(counts.values()) == survivors:
+                    break
+                assert time.monotonic() < deadline, counts
+                await asyncio.sleep(0.2)
+            assert _state(victim) == "Z", "the supervisor reaped its worker at once: this test no longer tests the wait"
+
+            # The supervisor is killed outright: the surviving worker stops on its own, closing its sockets as a
+            # restart does (1012, the page reconnects), and nothing serves on the port any more.
+            os.kill(server.popen.pid, signal.SIGKILL)
+            server.popen.wait(10)
+            closed = []
+            async with asyncio.timeout(20):
+                for socket in opened:
+                    await socket.wait_closed()
+                    closed.append(socket.close_code)
+            assert closed.count(1012) == survivors, closed
+            deadline = time.monotonic() + 20
+            while _state(survivor) not in ("gone", "Z"):
+                assert time.monotonic() < deadline, f"worker {survivor} still runs with no supervisor"
+                await asyncio.sleep(0.1)
+            with pytest.raises(httpx.TransportError):
+                await http.get("/livez")
+    finally:
+        for socket in opened:
+            await socket.close()
+        server.stop()
+        redis.stop()
+    assert "supervisor" in (tmp_path / "asgi.log").read_text()

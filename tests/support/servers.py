@@ -1,5 +1,6 @@
 """Start real server processes (uvicorn, Celery) against the test database and channel layer."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -67,6 +68,7 @@ class Proc:
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGKILL)
             self.popen.wait(10)
+        self._kill_group()
 
     def stop(self) -> None:
         if self.popen.poll() is None:
@@ -75,6 +77,13 @@ class Proc:
                 self.popen.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._kill_group()
+
+    def _kill_group(self) -> None:
+        """Whatever the process started and left behind (a uvicorn worker whose supervisor was killed) goes too:
+        a server left running on the test database would close the next test's questions."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
 
 
 def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env: dict | None = None) -> Proc:
@@ -84,7 +93,7 @@ def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env
     popen = subprocess.Popen(
         [sys.executable, "-m", "config.serve", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--log-level", "warning", "--ws-per-message-deflate", "false"],
-        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while True:
@@ -95,7 +104,7 @@ def start_asgi(name: str, *, workers: int = 1, log_path: Path | None = None, env
             break
         except OSError:
             if time.monotonic() > deadline:
-                popen.kill()
+                os.killpg(popen.pid, signal.SIGKILL)
                 raise RuntimeError(f"{name} did not listen on {port}") from None
             time.sleep(0.1)
     return Proc(name=name, popen=popen, port=port)
@@ -106,7 +115,7 @@ def start_celery_worker(name: str = "worker", *, log_path: Path | None = None, e
     popen = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--concurrency", "1",
          "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO, env=server_env(**(env or {})), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     return Proc(name=name, popen=popen)
 
@@ -116,7 +125,7 @@ def start_redis(port: int | None = None) -> Proc:
     port = port or free_port()
     popen = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 10
     while True:
