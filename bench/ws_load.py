@@ -17,6 +17,7 @@ sends (a player who never saw a question), and the same fan-out against a bare C
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import socket
@@ -493,10 +494,89 @@ def split_cpu(*, silent_cpu: float, silent_frames: int, played_cpu: float, playe
     }
 
 
-async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> dict:
+class Shards:
+    """The players of the generator's other processes (`--generator-processes`): each process plays every Nth player
+    of every room on a loop of its own, as this one does its share. A 10,000-socket generator on one loop needed a
+    core-second to read one question's 10,000 frames, and its own backlog was most of the fan-out it measured."""
+
+    def __init__(self, port: int, codes: list[str], questions: int, silent: int, processes: int):
+        context = multiprocessing.get_context("spawn")
+        self.pipes = []
+        for share in range(1, processes):
+            mine, theirs = context.Pipe()
+            context.Process(
+                target=shard_main,
+                args=(theirs, port, codes, PLAYERS_PER_ROOM, share, processes, questions, silent),
+                daemon=True,
+            ).start()
+            self.pipes.append(mine)
+
+    async def ask(self, message: str) -> list:
+        """Send each process `message` and wait for each one's reply."""
+        for pipe in self.pipes:
+            pipe.send(message)
+        return [await asyncio.to_thread(pipe.recv) for pipe in self.pipes]
+
+    async def merge_into(self, stats: Stats) -> float:
+        """Their figures into `stats`; the CPU seconds they spent playing the answered questions."""
+        cpu = 0.0
+        for theirs, their_cpu in await self.ask("done"):
+            cpu += their_cpu
+            for name in ("fanout", "reveal", "reveal_seen", "player_bytes", "ack", "connect_failures"):
+                getattr(stats, name).extend(theirs[name])
+            for key, at in theirs["last_answer"].items():
+                stats.last_answer[key] = max(stats.last_answer.get(key, 0.0), at)
+            stats.messages += theirs["messages"]
+            stats.frames += theirs["frames"]
+            stats.dropped += theirs["dropped"]
+        return cpu
+
+
+def shard_main(pipe, port, codes, players_per_room, share, shares, questions, silent) -> None:
+    """One of the generator's other processes: its players connect and join, say so, wait for the word, play."""
+
+    async def play():
+        pipe.send("up")  # imported and on its loop: the parent's clock of the joins starts once every process is
+        assert await asyncio.to_thread(pipe.recv) == "connect"
+        stats = Stats()
+        joined = asyncio.Event()
+        mine = [(code, i) for code in codes for i in range(players_per_room) if i % shares == share]
+        left = len(mine)
+        connected = asyncio.Event()
+
+        def ready():
+            nonlocal left
+            left -= 1
+            if left == 0:
+                connected.set()
+
+        tasks = [
+            asyncio.create_task(quizgate_player(port, code, f"p{i}", stats, questions, joined, ready, silent))
+            for code, i in mine
+        ]
+        await connected.wait()
+        pipe.send("connected")
+        assert await asyncio.to_thread(pipe.recv) == "go"
+        joined.set()
+        while (word := await asyncio.to_thread(pipe.recv)) == "frames":  # the silent questions are over
+            pipe.send(stats.frames)
+            stats.messages = 0
+        assert word == "answering"
+        cpu = time.process_time()
+        pipe.send("ok")
+        await asyncio.gather(*tasks, return_exceptions=True)
+        cpu = time.process_time() - cpu
+        assert await asyncio.to_thread(pipe.recv) == "done"
+        pipe.send((vars(stats), cpu * 1000))  # plain data: this module is __mp_main__ here
+
+    drive(play())
+
+
+async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0, processes: int = 1) -> dict:
     stats = Stats()
     joined = asyncio.Event()
-    total = len(rooms) * PLAYERS_PER_ROOM
+    shards = Shards(port, [r.room.code for r in rooms], questions, silent, processes) if processes > 1 else None
+    total = sum(1 for _ in rooms for i in range(PLAYERS_PER_ROOM) if i % processes == 0)
     done = 0
     connected = asyncio.Event()
 
@@ -506,14 +586,22 @@ async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> d
         if done == total:
             connected.set()
 
+    if shards:
+        await asyncio.gather(*(asyncio.to_thread(pipe.recv) for pipe in shards.pipes))  # each is up
     rss_before = rss_kb(server_pid)
     cpu_start = cpu_ms(server_pid)
     started = time.monotonic()
+    if shards:
+        for pipe in shards.pipes:
+            pipe.send("connect")
     tasks = [
         asyncio.create_task(quizgate_player(port, r.room.code, f"p{i}", stats, questions, joined, ready, silent))
-        for r in rooms for i in range(PLAYERS_PER_ROOM)
+        for r in rooms for i in range(PLAYERS_PER_ROOM) if i % processes == 0
     ]  # fmt: skip
     await connected.wait()
+    if shards:
+        await asyncio.gather(*(asyncio.to_thread(pipe.recv) for pipe in shards.pipes))
+    total = len(rooms) * PLAYERS_PER_ROOM
     connect_seconds = time.monotonic() - started
     rss_after = rss_kb(server_pid)
     cpu_joined, cpu_idle_end, idle_per_s = await idle_cpu(server_pid)
@@ -527,23 +615,29 @@ async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0) -> d
     await asyncio.sleep(0.5)
     play_started = time.monotonic()
     joined.set()
+    if shards:
+        for pipe in shards.pipes:
+            pipe.send("go")
     silent_cpu, silent_frames = 0.0, 0
     if silent:
         await barrier.all_done.wait()
         await asyncio.sleep(0.5)  # the last leaderboards' frames
         silent_cpu = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5) - cpu_idle_end
-        silent_frames = stats.frames
+        silent_frames = stats.frames + (sum(await shards.ask("frames")) if shards else 0)
         stats.messages = 0
+    if shards:
+        await shards.ask("answering")
     answering = time.monotonic()
     cpu_answering = cpu_ms(server_pid)
     driver_answering = time.process_time()
     barrier.go.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
+    shards_cpu = await shards.merge_into(stats) if shards else 0.0
     play_seconds = time.monotonic() - answering
     # The answered questions' CPU, the server's (all of it, idle included) and the load generator's own: on two
     # shared cores the generator's part is CPU the server could not have.
     server_play_cpu = cpu_ms(server_pid) - cpu_answering
-    driver_play_cpu = (time.process_time() - driver_answering) * 1000
+    driver_play_cpu = (time.process_time() - driver_answering) * 1000 + shards_cpu
     cpu_played = cpu_ms(server_pid) - idle_per_s * play_seconds - cpu_answering
     connected_n = total - len(stats.connect_failures)
     return {
@@ -727,6 +821,11 @@ def main() -> None:
         "--kinds", default="single", help="single, mixed (every question kind in turn) or both: single,mixed"
     )
     parser.add_argument(
+        "--generator-processes", type=int, default=1,
+        help="the load generator's processes for Quizgate's players (the baselines' players stay in one): with one, "
+        "a room of 10,000 is read by one loop, whose backlog is part of the fan-out it measures",
+    )  # fmt: skip
+    parser.add_argument(
         "--analyze", action="store_true", help="ANALYZE after migrating (a fresh database has no statistics)"
     )
     args = parser.parse_args()
@@ -745,7 +844,8 @@ def main() -> None:
     print(
         f"ws_load: layer={args.layer} workers={args.workers} questions={args.questions} cores={os.cpu_count()} "
         f"database={django.conf.settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[1]} "
-        f"baseline={'none' if args.no_baseline else args.baseline}; load average {os.getloadavg()[0]:.2f}"
+        f"baseline={'none' if args.no_baseline else args.baseline} "
+        f"generator_processes={args.generator_processes}; load average {os.getloadavg()[0]:.2f}"
     )
     p95_by_kinds: dict[tuple[int, int], dict[str, tuple[float, float]]] = {}
     runs = [(int(x), size, kinds) for size in sizes for x in args.rooms.split(",") for kinds in args.kinds.split(",")]
@@ -766,7 +866,7 @@ def main() -> None:
         load_start = os.getloadavg()
         server, port = start_server(serve.APP, args.workers, env)
         try:
-            result = drive(run_quizgate(port, server.pid, rooms, args.questions, args.silent))
+            result = drive(run_quizgate(port, server.pid, rooms, args.questions, args.silent, args.generator_processes))
             histograms = server_histograms(port)
         finally:
             server.terminate()
