@@ -11,7 +11,7 @@ from config.body_cap import RequestBodyCap  # noqa: E402
 from config.homework_fastpath import HomeworkFastPath  # noqa: E402
 from config.origin import SameOriginValidator  # noqa: E402
 from config.socket_cap import PerIpSocketCap  # noqa: E402
-from core import collector, metrics, pids, processes  # noqa: E402
+from core import collector, metrics, processes  # noqa: E402
 from core.server_loop import server_loop_started, server_loop_stopped  # noqa: E402
 from lobby.realtime import rebalance  # noqa: E402
 from lobby.realtime.clock import clock_start, clock_stop  # noqa: E402
@@ -39,7 +39,7 @@ class Lifespan:
                 recorded_loop = server_loop_started()
                 if recorded_loop:
                     collector.tune()  # once per process: a room of thousands is not stopped by the collector
-                    pids.follow_parent()  # a worker outlives no supervisor (core/pids.py)
+                    processes.follow_parent()  # a worker outlives no supervisor (core/processes.py)
                 started_clock = clock_start()
                 if started_clock:
                     processes.this()  # beating from the start: the others see it die (core/processes.py)

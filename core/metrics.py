@@ -20,7 +20,7 @@ from pathlib import Path
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from core import pids
+from core import processes
 
 # Seconds: a fan-out or an acknowledgement on a quiet server takes milliseconds; a loaded one, up to seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -167,10 +167,10 @@ def process_exited(pid: int | None = None) -> None:
 def _forget_dead_processes(directory: str) -> None:
     """A worker killed outright (SIGKILL, out of memory) never ran its shutdown: its live gauges would count its
     closed sockets for ever. The directory is this machine's, so a pid that is not running here, or is a zombie its
-    supervisor has not reaped yet (core/pids.py), is gone."""
+    supervisor has not reaped yet (core/processes.py), is gone."""
     for path in Path(directory).glob("gauge_live*_*.db"):
         pid = path.stem.rsplit("_", 1)[1]
-        if pid.isdigit() and pids.gone(int(pid)):
+        if pid.isdigit() and processes.gone(int(pid)):
             mark_process_dead(int(pid), directory)
 
 

@@ -13,7 +13,7 @@ import websockets
 from asgiref.sync import sync_to_async
 
 from tests.config.test_probes import TOKEN, samples
-from tests.support.servers import start_asgi, start_redis
+from tests.support.servers import Proc, start_asgi, start_redis
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -92,8 +92,8 @@ def test_readyz_fails_naming_the_channel_layer_while_redis_is_stopped_and_recove
     assert "channel_layer" in logged[0]["message"]
 
 
-async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
-    """Two uvicorn workers: whichever answers the scrape, the sockets of both are in it, one series per process."""
+def _two_workers(tmp_path) -> tuple[Proc, Proc]:
+    """A server of two uvicorn workers with the metrics of both, on a Redis of the test's own."""
     redis = start_redis()
     server = start_asgi(
         "asgi",
@@ -105,6 +105,34 @@ async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
             "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
         },
     )
+    return server, redis
+
+
+async def _sockets_by_pid(http: httpx.AsyncClient) -> dict[int, float]:
+    response = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 200
+    prefix = 'quizgate_sockets_open{pid="'
+    found = samples(response.text).items()
+    return {int(name[len(prefix) : -2]): value for name, value in found if name.startswith(prefix)}
+
+
+async def _until_summed_without(http: httpx.AsyncClient, victim: int, survivors: float, *, within: float) -> None:
+    """Within `within` seconds, the scrape has no series of the killed worker and sums the survivors' sockets."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            counts = await _sockets_by_pid(http)
+        except httpx.TransportError:  # the scrape reached the dying worker
+            counts = {}
+        if counts and victim not in counts and sum(counts.values()) == survivors:
+            return
+        assert time.monotonic() < deadline, counts
+        await asyncio.sleep(0.2)
+
+
+async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
+    """Two uvicorn workers: whichever answers the scrape, the sockets of both are in it, one series per process."""
+    server, redis = _two_workers(tmp_path)
     opened = []
     try:
         created = await sync_to_async(make_room)()
@@ -113,34 +141,17 @@ async def test_metrics_sum_every_worker_of_a_server(make_room, tmp_path):
         for _ in range(8):
             opened.append(await websockets.connect(url, origin=origin))
         async with httpx.AsyncClient(base_url=origin, timeout=15) as http:
-
-            async def sockets_by_pid() -> dict[int, float]:
-                response = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-                assert response.status_code == 200
-                found = samples(response.text)
-                prefix = 'quizgate_sockets_open{pid="'
-                return {int(name[len(prefix) : -2]): value for name, value in found.items() if name.startswith(prefix)}
-
             assert (await http.get("/metrics")).status_code == 403
             for _ in range(6):  # whichever worker answers
-                assert sum((await sockets_by_pid()).values()) == 8
+                assert sum((await _sockets_by_pid(http)).values()) == 8
                 await asyncio.sleep(0.05)
 
             # A worker killed outright runs no shutdown: its sockets leave the sum all the same.
-            counts = await sockets_by_pid()
+            counts = await _sockets_by_pid(http)
             victim = max(counts, key=counts.get)
             survivors = 8 - counts[victim]
             os.kill(victim, signal.SIGKILL)
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    counts = await sockets_by_pid()
-                except httpx.TransportError:  # the scrape reached the dying worker
-                    counts = {}
-                if counts and victim not in counts and sum(counts.values()) == survivors:
-                    break
-                assert time.monotonic() < deadline, counts
-                await asyncio.sleep(0.2)
+            await _until_summed_without(http, victim, survivors, within=20)
     finally:
         for socket in opened:
             await socket.close()
@@ -164,37 +175,19 @@ async def test_a_worker_killed_while_its_supervisor_asks_after_it_leaves_the_sum
     SERVER_WORKER_HEALTHCHECK_SECONDS (60 s) for the worker it is asking. A worker killed then stays a zombie that long
     (its sockets counted on), and a SIGTERM to the stuck supervisor waits as long; whoever then kills the supervisor
     outright used to leave the other worker serving with no parent, its clock closing questions on the database."""
-    redis = start_redis()
-    server = start_asgi(
-        "asgi",
-        workers=2,
-        log_path=tmp_path / "asgi.log",
-        env={
-            "REDIS_URL": f"redis://127.0.0.1:{redis.port}/0",
-            "METRICS_TOKEN": TOKEN,
-            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-        },
-    )
+    server, redis = _two_workers(tmp_path)
     opened = []
     try:
         created = await sync_to_async(make_room)()
         url = f"ws://127.0.0.1:{server.port}/ws/room/{created.room.code}/"
         origin = f"http://127.0.0.1:{server.port}"
         async with httpx.AsyncClient(base_url=origin, timeout=15) as http:
-
-            async def sockets_by_pid() -> dict[int, float]:
-                response = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-                assert response.status_code == 200
-                prefix = 'quizgate_sockets_open{pid="'
-                found = samples(response.text).items()
-                return {int(name[len(prefix) : -2]): value for name, value in found if name.startswith(prefix)}
-
             # Sockets on both workers (the kernel hands connections out unevenly).
             counts: dict[int, float] = {}
             while len(opened) < 40 and not (len(counts) == 2 and min(counts.values()) > 0):
                 opened.append(await websockets.connect(url, origin=origin))
                 await asyncio.sleep(0.05)
-                counts = await sockets_by_pid()
+                counts = await _sockets_by_pid(http)
             assert len(counts) == 2 and min(counts.values()) > 0, counts
             victim, survivor = sorted(counts, key=counts.get)
             survivors = counts[survivor]
@@ -203,16 +196,7 @@ async def test_a_worker_killed_while_its_supervisor_asks_after_it_leaves_the_sum
             os.kill(victim, signal.SIGSTOP)
             await asyncio.sleep(1.5)
             os.kill(victim, signal.SIGKILL)
-            deadline = time.monotonic() + 5  # a tenth of the supervisor's health-check wait
-            while True:
-                try:
-                    counts = await sockets_by_pid()
-                except httpx.TransportError:
-                    counts = {}
-                if counts and victim not in counts and sum(counts.values()) == survivors:
-                    break
-                assert time.monotonic() < deadline, counts
-                await asyncio.sleep(0.2)
+            await _until_summed_without(http, victim, survivors, within=5)  # a tenth of the supervisor's wait
             assert _state(victim) == "Z", "the supervisor reaped its worker at once: this test no longer tests the wait"
 
             # The supervisor is killed outright: the surviving worker stops on its own, closing its sockets as a

@@ -1,4 +1,4 @@
-"""Which process ids of this machine are gone: a zombie (killed, not yet reaped by its parent) is."""
+"""Which process ids of this machine are gone (core/processes.py): a zombie (killed, not yet reaped) is."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from core import pids
+from core import processes
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process states from /proc (Linux)")
 
@@ -15,19 +15,20 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads p
 def test_a_running_process_is_not_gone_an_exited_one_not_yet_reaped_is_and_so_is_a_reaped_one():
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        assert not pids.gone(child.pid)
-        assert not pids.gone(os.getpid())
+        assert not processes.gone(child.pid)
+        assert not processes.gone(os.getpid())
         child.kill()
         deadline = time.monotonic() + 10
-        while not pids.gone(child.pid):  # a zombie until waited for: os.kill(pid, 0) still succeeds on it
+        while not processes.gone(child.pid):  # a zombie until waited for: os.kill(pid, 0) still succeeds on it
             assert time.monotonic() < deadline, "a killed child was taken for alive"
             time.sleep(0.01)
         os.kill(child.pid, 0)  # the zombie is still there, as `os.kill` sees it
     finally:
         child.kill()
         child.wait()
-    assert pids.gone(child.pid)
+    assert processes.gone(child.pid)
 
 
 def test_a_process_no_supervisor_started_follows_no_parent():
-    assert pids.follow_parent() is False  # the test runner (or `make run`'s one process) was not started as a worker
+    # The test runner, like `make run`'s one process, was not started as a worker.
+    assert processes.follow_parent() is False
