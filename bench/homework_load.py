@@ -174,6 +174,26 @@ def refused(stats: dict, reply, prefix: str = "") -> None:
     stats["refused"][why] = stats["refused"].get(why, 0) + 1
 
 
+def players_pace(args, seed: int = 0) -> tuple[int, float]:
+    """The requests a second the players would send on their own clocks if no request ever waited (the schedule of
+    `player` below, drawn again with a seed of its own): the busiest second, and the mean of the busiest 30. A
+    player whose request waits sends the next one later, so a run that falls behind asks for less than this."""
+    draw = random.Random(seed)
+    gap, per_second = args.window * 0.8 / args.questions, {}
+    for _ in range(args.players):
+        at = draw.uniform(0, args.window * 0.2)
+        moments = [at, at]  # the page and the join
+        for _question in range(args.questions):
+            at += draw.uniform(0, gap)
+            moments.append(at)  # opening it
+            at += draw.uniform(0.2, 2.0)
+            moments.append(at)  # answering it
+        for moment in moments:
+            per_second[int(moment)] = per_second.get(int(moment), 0) + 1
+    busiest = sorted(per_second.values(), reverse=True)
+    return busiest[0], sum(busiest[:30]) / len(busiest[:30])
+
+
 async def player(number: int, base: str, code: str, args, limits: asyncio.Semaphore, stats: dict) -> None:
     await asyncio.sleep(random.uniform(0, args.window * 0.2))  # players come over the first part of the window
     gap = args.window * 0.8 / args.questions
@@ -261,7 +281,7 @@ async def run(args, code: str) -> None:
         except subprocess.TimeoutExpired:
             popen.kill()
             popen.wait(10)
-    answers = len(stats["ack"])
+    answers, requests = len(stats["ack"]), stats["requests"]
     print(f"load average at start {load_start[0]:.2f} {load_start[1]:.2f}, at end {load_end[0]:.2f} {load_end[1]:.2f}")
     print(
         f"players {args.players} x {args.questions} questions over {seconds:.0f} s ({args.workers} worker(s)): "
@@ -292,8 +312,18 @@ async def run(args, code: str) -> None:
         "slot wait p95 ms by 10 s of the run: "
         + ", ".join(f"{at}s {pct(waits, 95):.0f}" for at, waits in sorted(spans.items()))
     )
+    peak, busy = players_pace(args)
+    sent: dict[int, int] = {}  # requests sent (a slot had) in each second of the run
+    for queued_at, ms in stats["waits"]:
+        second = int(queued_at - wall + ms / 1000)
+        sent[second] = sent.get(second, 0) + 1
+    served = sorted(sent.values(), reverse=True)[:30]
+    served = sum(served) / max(len(served), 1)
+    print(
+        f"the players' own pace, had no request waited: {peak} requests/s at the busiest second, {busy:.0f}/s over "
+        f"the busiest 30 s; this run sent {served:.0f}/s over its busiest 30 s ({served / busy:.2f} of the pace)"
+    )
     print(f"server CPU per answer {cpu / max(answers, 1):.2f} ms (all requests of the run: {cpu:.0f} ms CPU)")
-    requests = stats["requests"]
     print(
         f"requests {requests} ({requests / seconds:.0f}/s): server CPU per request {cpu / max(requests, 1):.2f} ms, "
         f"{cpu / seconds / 1000:.2f} cores; the bench's own ({args.client}) {own / max(requests, 1):.2f} ms, "
