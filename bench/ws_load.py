@@ -64,6 +64,9 @@ QUESTION_LIKE = {
 }  # fmt: skip
 
 
+# How long a host shows the reveal, then the leaderboard, before moving on (quizgate_host).
+REVEAL_SECONDS = LEADERBOARD_SECONDS = 2.0
+
 SESSION: aiohttp.ClientSession | None = None
 TEXT = aiohttp.WSMsgType.TEXT
 
@@ -465,9 +468,14 @@ async def quizgate_host(
         await ws.send_str(json.dumps({"type": "next", "phase": "leaderboard", "index": silent - 1}))
     for index in range(silent, silent + questions):
         await wait_phase("reveal", index)
-        await asyncio.sleep(2)
+        await asyncio.sleep(REVEAL_SECONDS)
         await ws.send_str(json.dumps({"type": "next", "phase": "reveal", "index": index}))
         await wait_phase("leaderboard", index)
+        # The board is shown a while, as a host shows it. Sent on the host's own leaderboard frame, the next question
+        # reached the load generator while it was still reading the room's leaderboard frames, and that backlog of
+        # the generator's (70-170 ms at 2,000 phones; the server had sent them all within 50 ms) was read as the
+        # question's fan-out. The peer's questions have nothing before them.
+        await asyncio.sleep(LEADERBOARD_SECONDS)
         await ws.send_str(json.dumps({"type": "next", "phase": "leaderboard", "index": index}))
     await ws.close()
 
