@@ -38,13 +38,29 @@ LAYER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
 # RuntimeError with these words (seen through channels_redis as a handshake's HTTP 500). Only that RuntimeError is
 # the layer's trouble; any other is a defect and is raised.
 LAYER_RACE_WORDS = "called while another coroutine is already waiting"
+# A shard dying while a subscribe is being written: uvloop refuses the write on the connection it closed with a
+# RuntimeError with these words, raised inside redis-py (seen as a 1011 and "Exception in ASGI application").
+LAYER_CLOSED_WORDS = "the handler is closed"
 
 
 def is_layer_trouble(error: BaseException) -> bool:
     """Whether an error out of a consumer means its channel layer shard could not be reached."""
     if isinstance(error, LAYER_ERRORS):
         return True
-    return isinstance(error, RuntimeError) and LAYER_RACE_WORDS in str(error)
+    if not isinstance(error, RuntimeError):
+        return False
+    text = str(error)
+    return LAYER_RACE_WORDS in text or (LAYER_CLOSED_WORDS in text and _raised_in_redis(error))
+
+
+def _raised_in_redis(error: BaseException) -> bool:
+    """Whether the error was raised inside the channel layer's Redis client (redis-py or channels_redis)."""
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_globals.get("__name__", "").startswith(("redis.", "channels_redis.")):
+            return True
+        frame = frame.tb_next
+    return False
 
 
 class SocketState:
