@@ -174,19 +174,30 @@ def refused(stats: dict, reply, prefix: str = "") -> None:
     stats["refused"][why] = stats["refused"].get(why, 0) + 1
 
 
+# A player's schedule, for `player` and `players_pace` alike: arrival over the first fifth of the window, each
+# question opened after up to its share of the rest, answered after reading and thinking.
+ARRIVING_SHARE = 0.2
+THINKING_SECONDS = (0.2, 2.0)
+
+
+def question_gap(args) -> float:
+    """The longest wait before a player opens their next question."""
+    return args.window * (1 - ARRIVING_SHARE) / args.questions
+
+
 def players_pace(args, seed: int = 0) -> tuple[int, float]:
     """The requests a second the players would send on their own clocks if no request ever waited (the schedule of
     `player` below, drawn again with a seed of its own): the busiest second, and the mean of the busiest 30. A
     player whose request waits sends the next one later, so a run that falls behind asks for less than this."""
     draw = random.Random(seed)
-    gap, per_second = args.window * 0.8 / args.questions, {}
+    gap, per_second = question_gap(args), {}
     for _ in range(args.players):
-        at = draw.uniform(0, args.window * 0.2)
+        at = draw.uniform(0, args.window * ARRIVING_SHARE)
         moments = [at, at]  # the page and the join
         for _question in range(args.questions):
             at += draw.uniform(0, gap)
             moments.append(at)  # opening it
-            at += draw.uniform(0.2, 2.0)
+            at += draw.uniform(*THINKING_SECONDS)
             moments.append(at)  # answering it
         for moment in moments:
             per_second[int(moment)] = per_second.get(int(moment), 0) + 1
@@ -195,8 +206,8 @@ def players_pace(args, seed: int = 0) -> tuple[int, float]:
 
 
 async def player(number: int, base: str, code: str, args, limits: asyncio.Semaphore, stats: dict) -> None:
-    await asyncio.sleep(random.uniform(0, args.window * 0.2))  # players come over the first part of the window
-    gap = args.window * 0.8 / args.questions
+    await asyncio.sleep(random.uniform(0, args.window * ARRIVING_SHARE))  # players come over the window's first part
+    gap = question_gap(args)
     # Idle connections let go before uvicorn closes them (its keep-alive is 5 s): no request on a dead one.
     # One TLS context for every player (unused on plain http, but each client otherwise builds its own, loading the
     # system's certificates: 2,000 of them held the bench's loop for most of the arrival window).
@@ -235,7 +246,7 @@ async def player(number: int, base: str, code: str, args, limits: asyncio.Semaph
                 continue
             stats["open"].append(ms)
             options = opened.json()["options"]
-            await asyncio.sleep(random.uniform(0.2, 2.0))  # reading and thinking
+            await asyncio.sleep(random.uniform(*THINKING_SECONDS))  # reading and thinking
             reply, ms = await post(
                 "answer", {"token": token, "question": index, "option": random.randrange(len(options))}
             )
@@ -317,8 +328,8 @@ async def run(args, code: str) -> None:
     for queued_at, ms in stats["waits"]:
         second = int(queued_at - wall + ms / 1000)
         sent[second] = sent.get(second, 0) + 1
-    served = sorted(sent.values(), reverse=True)[:30]
-    served = sum(served) / max(len(served), 1)
+    busiest_sent = sorted(sent.values(), reverse=True)[:30]
+    served = sum(busiest_sent) / max(len(busiest_sent), 1)
     print(
         f"the players' own pace, had no request waited: {peak} requests/s at the busiest second, {busy:.0f}/s over "
         f"the busiest 30 s; this run sent {served:.0f}/s over its busiest 30 s ({served / busy:.2f} of the pace)"

@@ -17,6 +17,7 @@ and the host stays in service for every socket that does not need the dead shard
 
 import json
 import logging
+import traceback
 from contextlib import suppress
 
 import redis.exceptions
@@ -55,12 +56,10 @@ def is_layer_trouble(error: BaseException) -> bool:
 
 def _raised_in_redis(error: BaseException) -> bool:
     """Whether the error was raised inside the channel layer's Redis client (redis-py or channels_redis)."""
-    frame = error.__traceback__
-    while frame is not None:
-        if frame.tb_frame.f_globals.get("__name__", "").startswith(("redis.", "channels_redis.")):
-            return True
-        frame = frame.tb_next
-    return False
+    return any(
+        frame.f_globals.get("__name__", "").startswith(("redis.", "channels_redis."))
+        for frame, _line in traceback.walk_tb(error.__traceback__)
+    )
 
 
 class SocketState:
