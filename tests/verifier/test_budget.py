@@ -128,14 +128,17 @@ async def test_an_open_breaker_passes_the_next_round_at_once_without_a_call(syst
     systemone.script.latency = HANG
     await _hanging_round(18)
     assert configured_breaker_state().state == "open"
-    systemone.reset_counters()
-    decisions, wall, gate = await _hanging_round(18)
-    assert systemone.requests == []
-    assert gate.budget.calls == 0
-    # Paused by calls that ran out of time: too slow, not unavailable.
-    assert [(d.outcome, d.reason) for d in decisions] == [("unverified", SLOW_PAUSED)] * 18
+    walls = []
+    for _ in range(3):  # the best of three: one stall of a loaded machine (seen once in CI: 64 ms) is not the gate's
+        systemone.reset_counters()
+        decisions, wall, gate = await _hanging_round(18)
+        assert systemone.requests == []
+        assert gate.budget.calls == 0
+        # Paused by calls that ran out of time: too slow, not unavailable.
+        assert [(d.outcome, d.reason) for d in decisions] == [("unverified", SLOW_PAUSED)] * 18
+        walls.append(wall)
     # At once: far quicker than the same round answered at once (which makes its calls).
-    assert wall < answered / 2, (wall, answered)
+    assert min(walls) < answered / 2, (walls, answered)
 
 
 async def test_the_breaker_closes_when_the_probe_finds_the_checker_back(systemone, settings):
