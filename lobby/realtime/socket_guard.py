@@ -42,15 +42,20 @@ LAYER_RACE_WORDS = "called while another coroutine is already waiting"
 # A shard dying while a subscribe is being written: uvloop refuses the write on the connection it closed with a
 # RuntimeError with these words, raised inside redis-py (seen as a 1011 and "Exception in ASGI application").
 LAYER_CLOSED_WORDS = "the handler is closed"
+# The same race a moment later: redis-py has dropped the connection's streams (another coroutine on it met the dead
+# shard and disconnected it) and the write reaches for them: "'NoneType' object has no attribute 'writelines'".
+LAYER_GONE_WORDS = "'NoneType' object has no attribute"
 
 
 def is_layer_trouble(error: BaseException) -> bool:
     """Whether an error out of a consumer means its channel layer shard could not be reached."""
     if isinstance(error, LAYER_ERRORS):
         return True
+    text = str(error)
+    if isinstance(error, AttributeError):
+        return text.startswith(LAYER_GONE_WORDS) and _raised_in_redis(error)
     if not isinstance(error, RuntimeError):
         return False
-    text = str(error)
     return LAYER_RACE_WORDS in text or (LAYER_CLOSED_WORDS in text and _raised_in_redis(error))
 
 
@@ -134,7 +139,7 @@ class GuardedSocket:
 
         try:
             await super().__call__(scope, receiving, state.send)
-        except (*LAYER_ERRORS, RuntimeError) as error:
+        except (*LAYER_ERRORS, RuntimeError, AttributeError) as error:
             if not is_layer_trouble(error):
                 raise
             if state.closed:

@@ -2,6 +2,7 @@
 back) and which are a defect (raised, and logged as one)."""
 
 import pytest
+from redis.asyncio.connection import Connection
 
 from lobby.realtime.socket_guard import is_layer_trouble
 
@@ -30,3 +31,21 @@ def test_the_same_words_from_anywhere_else_are_a_defect():
 
 def test_other_runtime_errors_inside_redis_are_a_defect():
     assert not is_layer_trouble(_raised_from("redis.asyncio.connection", "dictionary changed size during iteration"))
+
+
+async def test_a_write_on_a_connection_redis_py_already_dropped_is_the_layers_trouble():
+    # redis-py's own write, on a connection another coroutine disconnected: its streams are gone.
+    connection = Connection(host="127.0.0.1", port=1)
+    with pytest.raises(AttributeError) as raised:
+        await connection._send_packed_command([b"*1\r\n$4\r\nPING\r\n"])
+    assert str(raised.value).startswith("'NoneType' object has no attribute")
+    assert is_layer_trouble(raised.value)
+
+
+def test_a_missing_attribute_anywhere_else_is_a_defect():
+    namespace = {"__name__": "lobby.realtime.consumer"}
+    exec("def send(writer):\n    writer.writelines([])\n", namespace)  # noqa: S102 - a frame of that module
+    with pytest.raises(AttributeError) as raised:
+        namespace["send"](None)
+    assert not is_layer_trouble(raised.value)
+    assert not is_layer_trouble(AttributeError("'NoneType' object has no attribute 'writelines'"))
