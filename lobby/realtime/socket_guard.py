@@ -35,16 +35,21 @@ UNREACHABLE_RETRY_SECONDS = 2
 # A shard that refuses or drops the connection, or does not answer in time. uvicorn's ClientDisconnected is an
 # OSError too: a phone gone mid-send ends its consumer here, quietly.
 LAYER_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
-# A shard coming back: redis-py's reconnect can leave two coroutines reading one connection, and the second gets a
-# RuntimeError with these words (seen through channels_redis as a handshake's HTTP 500). Only that RuntimeError is
-# the layer's trouble; any other is a defect and is raised.
-LAYER_RACE_WORDS = "called while another coroutine is already waiting"
-# A shard dying while a subscribe is being written: uvloop refuses the write on the connection it closed with a
-# RuntimeError with these words, raised inside redis-py (seen as a 1011 and "Exception in ASGI application").
-LAYER_CLOSED_WORDS = "the handler is closed"
-# The same race a moment later: redis-py has dropped the connection's streams (another coroutine on it met the dead
-# shard and disconnected it) and the write reaches for them: "'NoneType' object has no attribute 'writelines'".
-LAYER_GONE_WORDS = "'NoneType' object has no attribute"
+# Races of redis-py's on a shard dying or coming back, each an error that is the layer's trouble only with its words
+# (and, where the words could come from anywhere, only when raised inside redis-py or channels_redis); any other
+# such error is a defect and is raised. One entry each: (type, words, raised in the layer's client only).
+LAYER_RACES = (
+    # A shard coming back: the reconnect can leave two coroutines reading one connection (seen through
+    # channels_redis as a handshake's HTTP 500).
+    (RuntimeError, "called while another coroutine is already waiting", False),
+    # A shard dying while a subscribe is being written: uvloop refuses the write on the connection it closed (seen as
+    # a 1011 and "Exception in ASGI application").
+    (RuntimeError, "the handler is closed", True),
+    # The same race a moment later: another coroutine on the connection met the dead shard and disconnected it, and
+    # the write reaches for its streams: "'NoneType' object has no attribute 'writelines'".
+    (AttributeError, "'NoneType' object has no attribute", True),
+)
+LAYER_RACE_TYPES = tuple({kind for kind, _words, _inside in LAYER_RACES})
 
 
 def is_layer_trouble(error: BaseException) -> bool:
@@ -52,11 +57,10 @@ def is_layer_trouble(error: BaseException) -> bool:
     if isinstance(error, LAYER_ERRORS):
         return True
     text = str(error)
-    if isinstance(error, AttributeError):
-        return text.startswith(LAYER_GONE_WORDS) and _raised_in_redis(error)
-    if not isinstance(error, RuntimeError):
-        return False
-    return LAYER_RACE_WORDS in text or (LAYER_CLOSED_WORDS in text and _raised_in_redis(error))
+    return any(
+        isinstance(error, kind) and words in text and (not inside or _raised_in_redis(error))
+        for kind, words, inside in LAYER_RACES
+    )
 
 
 def _raised_in_redis(error: BaseException) -> bool:
@@ -139,7 +143,7 @@ class GuardedSocket:
 
         try:
             await super().__call__(scope, receiving, state.send)
-        except (*LAYER_ERRORS, RuntimeError, AttributeError) as error:
+        except (*LAYER_ERRORS, *LAYER_RACE_TYPES) as error:
             if not is_layer_trouble(error):
                 raise
             if state.closed:

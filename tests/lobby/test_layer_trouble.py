@@ -10,11 +10,11 @@ from lobby.realtime.socket_guard import is_layer_trouble
 CLOSED = "unable to perform operation on <TCPTransport closed=True reading=False 0x558aae6e9c00>; the handler is closed"
 
 
-def _raised_from(module: str, message: str) -> RuntimeError:
-    """The RuntimeError as raised by a function of `module`."""
-    namespace = {"__name__": module}
-    exec(f"def write():\n    raise RuntimeError({message!r})\n", namespace)  # noqa: S102 - a frame of that module
-    with pytest.raises(RuntimeError) as raised:
+def _raised_from(module: str, message: str, kind: type[Exception] = RuntimeError) -> Exception:
+    """The error as raised by a function of `module`."""
+    namespace = {"__name__": module, "kind": kind}
+    exec(f"def write():\n    raise kind({message!r})\n", namespace)  # noqa: S102 - a frame of that module
+    with pytest.raises(kind) as raised:
         namespace["write"]()
     return raised.value
 
@@ -43,9 +43,6 @@ async def test_a_write_on_a_connection_redis_py_already_dropped_is_the_layers_tr
 
 
 def test_a_missing_attribute_anywhere_else_is_a_defect():
-    namespace = {"__name__": "lobby.realtime.consumer"}
-    exec("def send(writer):\n    writer.writelines([])\n", namespace)  # noqa: S102 - a frame of that module
-    with pytest.raises(AttributeError) as raised:
-        namespace["send"](None)
-    assert not is_layer_trouble(raised.value)
-    assert not is_layer_trouble(AttributeError("'NoneType' object has no attribute 'writelines'"))
+    gone = "'NoneType' object has no attribute 'writelines'"
+    assert not is_layer_trouble(_raised_from("lobby.realtime.consumer", gone, AttributeError))
+    assert not is_layer_trouble(AttributeError(gone))
