@@ -507,17 +507,23 @@ class Shards:
     of every room on a loop of its own, as this one does its share. A 10,000-socket generator on one loop needed a
     core-second to read one question's 10,000 frames, and its own backlog was most of the fan-out it measured."""
 
-    def __init__(self, port: int, codes: list[str], questions: int, silent: int, processes: int):
+    def __init__(self, processes: int, target=None, *args):
+        """`target(pipe, share, processes, *args)` in each other process: `shard_main` (Quizgate's players) unless
+        another is given (`baseline_shard_main`)."""
         context = multiprocessing.get_context("spawn")
         self.pipes = []
         for share in range(1, processes):
             mine, theirs = context.Pipe()
-            context.Process(
-                target=shard_main,
-                args=(theirs, port, codes, PLAYERS_PER_ROOM, share, processes, questions, silent),
-                daemon=True,
-            ).start()
+            context.Process(target=target or shard_main, args=(theirs, share, processes, *args), daemon=True).start()
             self.pipes.append(mine)
+
+    async def each(self) -> list:
+        """Each process's next word."""
+        return await asyncio.gather(*(asyncio.to_thread(pipe.recv) for pipe in self.pipes))
+
+    def tell(self, message: str) -> None:
+        for pipe in self.pipes:
+            pipe.send(message)
 
     async def ask(self, message: str) -> list:
         """Send each process `message` and wait for each one's reply."""
@@ -540,7 +546,7 @@ class Shards:
         return cpu
 
 
-def shard_main(pipe, port, codes, players_per_room, share, shares, questions, silent) -> None:
+def shard_main(pipe, share, shares, port, codes, players_per_room, questions, silent) -> None:
     """One of the generator's other processes: its players connect and join, say so, wait for the word, play."""
 
     async def play():
@@ -583,7 +589,8 @@ def shard_main(pipe, port, codes, players_per_room, share, shares, questions, si
 async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0, processes: int = 1) -> dict:
     stats = Stats()
     joined = asyncio.Event()
-    shards = Shards(port, [r.room.code for r in rooms], questions, silent, processes) if processes > 1 else None
+    codes = [r.room.code for r in rooms]
+    shards = Shards(processes, None, port, codes, PLAYERS_PER_ROOM, questions, silent) if processes > 1 else None
     total = sum(1 for _ in rooms for i in range(PLAYERS_PER_ROOM) if i % processes == 0)
     done = 0
     connected = asyncio.Event()
@@ -676,42 +683,47 @@ async def run_quizgate(port, server_pid, rooms, questions, silent: int = 0, proc
     }  # fmt: skip
 
 
-async def run_baseline(
-    port, server_pid, n_rooms, questions, silent: int = 0, frame: str = "small"
-) -> tuple[list[float], list[float], list[int], dict]:
-    """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
-    after the same think time as in Quizgate (the relay acknowledges each answer). `frame`: "small" (a few bytes)
-    or "question" (QUESTION_LIKE)."""
-    question = {**(QUESTION_LIKE if frame == "question" else {}), "phase": "question"}
-    fanout: list[float] = []
-    ack: list[float] = []
-    sizes: list[int] = []
-    frames = [0]
-    codes = [f"B{r}" for r in range(n_rooms)]
+class BaselinePlayers:
+    """The baselines' players of one generator process: each answers every question (not the silent ones) after
+    the same think time as in Quizgate, and the frames' fan-out, the acknowledgements and the frame sizes are kept."""
 
-    async def player(code, ready):
-        ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/")
+    def __init__(self, port: int, questions: int, silent: int) -> None:
+        self.port, self.questions, self.silent = port, questions, silent
+        self.fanout: list[float] = []
+        self.ack: list[float] = []
+        self.sizes: list[int] = []
+        self.frames = 0
+
+    def start(self, codes: list[str]) -> tuple[list[asyncio.Task], list[asyncio.Event]]:
+        """A player in each room of `codes` (a code once per player): their tasks, and an event each once connected."""
+        readies = [asyncio.Event() for _ in codes]
+        return [
+            asyncio.create_task(self.player(code, ready)) for code, ready in zip(codes, readies, strict=True)
+        ], readies
+
+    async def player(self, code: str, ready: asyncio.Event) -> None:
+        ws = await connect(f"ws://127.0.0.1:{self.port}/ws/room/{code}/")
         ready.set()
         seen = 0
         answered_at: list[float] = []
         try:
-            async with asyncio.timeout((silent + questions) * 4 + 60):
+            async with asyncio.timeout((self.silent + self.questions) * 4 + 60):
                 async for frame in ws:
                     now = time.time()
                     if frame.type is not TEXT:
                         break
                     raw = frame.data
-                    sizes.append(len(raw))
+                    self.sizes.append(len(raw))
                     message = json.loads(raw)
                     if message.get("type") == "ack":
-                        ack.append((now - answered_at.pop(0)) * 1000)
-                        if seen == questions and not answered_at:
+                        self.ack.append((now - answered_at.pop(0)) * 1000)
+                        if seen == self.questions and not answered_at:
                             break
                         continue
-                    frames[0] += 1
+                    self.frames += 1
                     if message.get("silent"):
                         continue  # the fan-out alone: nobody answers it
-                    fanout.append((now - message["sent_at"]) * 1000)
+                    self.fanout.append((now - message["sent_at"]) * 1000)
                     seen += 1
                     await asyncio.sleep(random.uniform(0.2, 1.5))
                     answered_at.append(time.time())
@@ -719,6 +731,46 @@ async def run_baseline(
         except TimeoutError:
             pass
         await ws.close()
+
+
+def baseline_shard_main(pipe, share, shares, port, codes, players_per_room, questions, silent) -> None:
+    """One of the generator's other processes for a baseline: every Nth player of each room, as shard_main plays
+    Quizgate's."""
+
+    async def play():
+        pipe.send("up")
+        assert await asyncio.to_thread(pipe.recv) == "connect"
+        players = BaselinePlayers(port, questions, silent)
+        tasks, readies = players.start([code for code in codes for i in range(players_per_room) if i % shares == share])
+        await asyncio.gather(*(ready.wait() for ready in readies))
+        pipe.send("connected")
+        while (word := await asyncio.to_thread(pipe.recv)) == "frames":  # the silent questions are over
+            pipe.send(players.frames)
+        assert word == "done"
+        await asyncio.gather(*tasks, return_exceptions=True)
+        pipe.send((players.fanout, players.ack, players.sizes))
+
+    drive(play())
+
+
+async def run_baseline(
+    port, server_pid, n_rooms, questions, silent: int = 0, frame: str = "small", processes: int = 1
+) -> tuple[list[float], list[float], list[int], dict]:
+    """The same load on the bare relay: a broadcast per room every 2 s, and every player answering each one
+    after the same think time as in Quizgate (the relay acknowledges each answer). `frame`: "small" (a few bytes)
+    or "question" (QUESTION_LIKE). `processes`: the load generator's, as for Quizgate's players."""
+    question = {**(QUESTION_LIKE if frame == "question" else {}), "phase": "question"}
+    codes = [f"B{r}" for r in range(n_rooms)]
+    shards = (
+        Shards(processes, baseline_shard_main, port, codes, PLAYERS_PER_ROOM, questions, silent)
+        if processes > 1
+        else None
+    )
+    if shards:
+        await shards.each()  # each is up
+        shards.tell("connect")
+    players = BaselinePlayers(port, questions, silent)
+    tasks, readies = players.start([code for code in codes for i in range(PLAYERS_PER_ROOM) if i % processes == 0])
 
     async def host(code, start):
         ws = await connect(f"ws://127.0.0.1:{port}/ws/room/{code}/")
@@ -737,14 +789,9 @@ async def run_baseline(
         await ws.close()
 
     start = asyncio.Event()
-    readies = []
-    tasks = []
-    for code in codes:
-        for _ in range(PLAYERS_PER_ROOM):
-            ready = asyncio.Event()
-            readies.append(ready)
-            tasks.append(asyncio.create_task(player(code, ready)))
     await asyncio.gather(*(r.wait() for r in readies))
+    if shards:
+        await shards.each()  # each one's players are connected
     _joined, cpu_idle_end, idle_per_s = await idle_cpu(server_pid)
     barrier = Barrier(len(codes))
     hosts = [asyncio.create_task(host(code, start)) for code in codes]
@@ -756,17 +803,22 @@ async def run_baseline(
         await barrier.all_done.wait()
         await asyncio.sleep(0.5)
         silent_cpu = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - play_started + 0.5) - cpu_idle_end
-        silent_frames = frames[0]
+        silent_frames = players.frames + (sum(await shards.ask("frames")) if shards else 0)
     answering = time.monotonic()
     cpu_answering = cpu_ms(server_pid)
     barrier.go.set()
     await asyncio.gather(*tasks, *hosts, return_exceptions=True)
+    fanout, ack, sizes, frames = players.fanout, players.ack, players.sizes, players.frames
+    if shards:
+        for their_fanout, their_ack, their_sizes in await shards.ask("done"):
+            fanout, ack, sizes = fanout + their_fanout, ack + their_ack, sizes + their_sizes
+        frames = silent_frames + len(fanout)  # the answered questions' frames, one a player who saw it
     played = cpu_ms(server_pid) - idle_per_s * (time.monotonic() - answering) - cpu_answering
     cpu = {
         "cpu_per_player_question": played / max(len(ack), 1),
         "idle_cpu_per_s": idle_per_s,
         **split_cpu(silent_cpu=silent_cpu, silent_frames=silent_frames, played_cpu=played,
-                    played_frames=frames[0] - silent_frames, answers=len(ack)),
+                    played_frames=frames - silent_frames, answers=len(ack)),
     }  # fmt: skip
     return fanout, ack, sizes, cpu
 
@@ -830,8 +882,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--generator-processes", type=int, default=1,
-        help="the load generator's processes for Quizgate's players (the baselines' players stay in one): with one, "
-        "a room of 10,000 is read by one loop, whose backlog is part of the fan-out it measures",
+        help="the load generator's processes, for Quizgate's players and the baseline's alike: with one, a room of "
+        "10,000 is read by one loop, whose backlog is part of the fan-out it measures",
     )  # fmt: skip
     parser.add_argument(
         "--analyze", action="store_true", help="ANALYZE after migrating (a fresh database has no statistics)"
@@ -892,7 +944,9 @@ def main() -> None:
                 server, port = start_server("baseline_app:application", args.workers, base_env)
             try:
                 base, base_ack, base_bytes, base_cpu = drive(
-                    run_baseline(port, server.pid, n, args.questions, args.silent, args.baseline_frame)
+                    run_baseline(
+                        port, server.pid, n, args.questions, args.silent, args.baseline_frame, args.generator_processes
+                    )
                 )
             finally:
                 server.terminate()
