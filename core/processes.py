@@ -53,7 +53,7 @@ import redis
 import redis.asyncio
 from django.conf import settings
 
-from core.cancellation import stop_if_cancelled
+from core.cancellation import next_turn, stop_if_cancelled
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class Process:
             except Exception:  # Redis away: the rooms' heal (lobby/realtime/heal.py) sees to that; beat again next time
                 stop_if_cancelled()
                 logger.debug("process heartbeat skipped a turn", exc_info=True)
-            await asyncio.sleep(settings.PROCESS_HEARTBEAT_SECONDS / 3)
+            await next_turn(settings.PROCESS_HEARTBEAT_SECONDS / 3)
 
     def _start_thread(self) -> None:
         self.key = hash_key()

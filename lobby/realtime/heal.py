@@ -33,7 +33,7 @@ from django.db.models import F
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from core.cancellation import stop_if_cancelled
+from core.cancellation import next_turn, stop_if_cancelled
 from lobby import events
 from lobby.models import Room
 from lobby.reads import standings
@@ -96,7 +96,7 @@ class Healer:
                 down_since = self.failed_at = None
                 # A task of its own: the watch goes on, and sees a second outage during the heal's passes.
                 self.healing = asyncio.get_running_loop().create_task(self._heal(began))
-            await asyncio.sleep(PROBE_INTERVAL)
+            await next_turn(PROBE_INTERVAL)
 
     async def _heal(self, began: float) -> None:
         healed_at = time.monotonic()

@@ -47,7 +47,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core import processes
-from core.cancellation import stop_if_cancelled
+from core.cancellation import next_turn, stop_if_cancelled
 from lobby.models import Room
 from lobby.rules.machine import Phase
 
@@ -224,7 +224,7 @@ class Rebalancer:
             except Exception:  # Redis away (lobby/realtime/heal.py sees to the rooms): try again next time
                 stop_if_cancelled()
                 logger.debug("socket rebalance skipped a turn", exc_info=True)
-            await asyncio.sleep(interval)
+            await next_turn(interval)
 
     def to_close(self, entries: dict[str, tuple[int, str, float]], interval: float) -> int:
         """This turn's number to close, from the registry's entries (this process's own among them). A process

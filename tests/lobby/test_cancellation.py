@@ -7,6 +7,7 @@ import asyncio
 import pytest
 import redis.asyncio as redis
 
+from core import processes
 from core.cancellation import stop_if_cancelled
 from lobby.realtime import heal, rebalance
 
@@ -16,6 +17,15 @@ async def _ping_that_turns_a_cancel_into_an_error(self, *args, **kwargs):
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
         raise redis.ConnectionError("Connection closed by server.") from None
+
+
+async def _call_that_swallows_a_cancel(self, *args, **kwargs):
+    """A call that a cancel reaches and that returns as if nothing had happened: the request stays on the task
+    (Task.cancelling()), but nothing is raised."""
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        return True
 
 
 async def _stops_within(task: asyncio.Task, seconds: float) -> None:
@@ -38,6 +48,33 @@ async def test_the_socket_registry_stops_when_its_cancel_comes_back_as_a_redis_e
     settings.REDIS_URL = "redis://127.0.0.1:6379/15"
     settings.REBALANCE_INTERVAL_SECONDS = 0.05
     monkeypatch.setattr(rebalance.Rebalancer, "tick", _ping_that_turns_a_cancel_into_an_error)
+    rebalancer = rebalance.Rebalancer()
+    rebalancer.start()
+    await _stops_within(rebalancer.task, seconds=2)
+
+
+async def test_the_channel_layer_watch_stops_when_its_call_swallows_the_cancel_whole(settings, monkeypatch):
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    monkeypatch.setattr(redis.Redis, "ping", _call_that_swallows_a_cancel)
+    healer = heal.Healer()
+    healer.start()
+    # Without asking before its next wait, it sleeps PROBE_INTERVAL and pings on (here: for an hour).
+    await _stops_within(healer.task, seconds=2)
+
+
+async def test_the_heartbeat_stops_when_its_beat_swallows_the_cancel_whole(settings, monkeypatch):
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    settings.PROCESS_HEARTBEAT_SECONDS = 30  # its next turn 10 s away
+    monkeypatch.setattr(processes.Process, "beat", _call_that_swallows_a_cancel)
+    process = processes.Process()
+    process.start()
+    await _stops_within(process.task, seconds=2)
+
+
+async def test_the_socket_registry_stops_when_its_tick_swallows_the_cancel_whole(settings, monkeypatch):
+    settings.REDIS_URL = "redis://127.0.0.1:6379/15"
+    settings.REBALANCE_INTERVAL_SECONDS = 30
+    monkeypatch.setattr(rebalance.Rebalancer, "tick", _call_that_swallows_a_cancel)
     rebalancer = rebalance.Rebalancer()
     rebalancer.start()
     await _stops_within(rebalancer.task, seconds=2)
