@@ -75,6 +75,9 @@ async def test_one_host_runs_the_sites_beat_and_its_retention_purge_deletes_an_o
             while await sync_to_async(Room.objects.filter(pk=old.pk).exists)():  # noqa: ASYNC110 - another process's
                 await asyncio.sleep(0.5)
         assert await sync_to_async(Room.objects.filter(pk=kept.pk).exists)()
+        # Stopped as an operator stops a host, every process of both goes on its SIGTERM: none has to be killed.
+        stuck = [await sync_to_async(end_group)(popen, seconds=15) for popen, _ in hosts]
+        assert stuck == [[], []], f"processes that ignored their host's SIGTERM and were killed: {stuck}"
     except BaseException:
         for name in ("host-21.log", "host-22.log"):
             print(name, (tmp_path / name).read_text(errors="replace")[-3000:])

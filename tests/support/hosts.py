@@ -108,20 +108,30 @@ def group_alive(group: int) -> list[int]:
     return alive
 
 
-def end_group(popen: subprocess.Popen, seconds: float = 10) -> None:
+def end_group(popen: subprocess.Popen, seconds: float = 10) -> list[str]:
     """Stop a host started in a session of its own as its operator would (SIGTERM to its group), then SIGKILL
     whatever of the group is still running after `seconds`. The shell that started a host can exit before its
     children: a whole run found a Celery beat still running ten minutes after its test, and the connections of
-    a host's lingering processes can take PostgreSQL's last free slots from the tests that follow."""
+    a host's lingering processes can take PostgreSQL's last free slots from the tests that follow. Returns the
+    command lines of the processes that outlived their SIGTERM and had to be killed."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(popen.pid, signal.SIGTERM)
     deadline = time.monotonic() + seconds
     while group_alive(popen.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
+    stuck = [_command_line(pid) for pid in group_alive(popen.pid)]
     with contextlib.suppress(ProcessLookupError):
         os.killpg(popen.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         popen.wait(10)
+    return stuck
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return f"pid {pid}"
 
 
 def own_hostname(name: str) -> str:
