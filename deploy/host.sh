@@ -13,7 +13,15 @@ BEAT=${2:-}
 PORT=${PORT:-8000}
 PY=${PY:-.venv/bin/python}
 cd "$(dirname "$0")/.."
-trap 'kill 0' INT TERM EXIT
+# Stopping, once: every process of the group gets one SIGTERM from here, and the signals it sends back to this shell
+# are ignored (a plain `kill 0` in this trap ran again on each of them and sent the group more).
+stop() {
+    trap '' INT TERM
+    trap - EXIT
+    kill -TERM 0 2>/dev/null || true
+    wait || true
+}
+trap stop INT TERM EXIT
 $PY -m celery -A config worker --loglevel INFO --concurrency "${CELERY_CONCURRENCY:-2}" -n "worker@$ADDRESS" &
 if [ "$BEAT" = "--beat" ]; then
     # Its schedule file (when each task last ran) lives beside the checkout, one per host that may run it.
