@@ -119,13 +119,20 @@ async def test_a_socket_joining_after_the_room_empties_gets_the_room_events_agai
 class _Socket:
     """A local socket of the room as the subscription sees it: its rules, its send, its close."""
 
-    def __init__(self, *, stalls: bool = False):
+    def __init__(self, *, stalls: bool = False, at_once: bool = False):
         self.language = "en"
         self.stalls = stalls
+        self.at_once = at_once  # takes its frame without an await, as most phones do (`deliver_now`)
         self.frames: list[int] = []
         self.closed = False
 
     def wants(self, common):
+        return True
+
+    def deliver_now(self, common, picture):
+        if not self.at_once:
+            return None
+        self.frames.append(common["seq"])
         return True
 
     async def room_event(self, common, picture):
@@ -138,7 +145,8 @@ class _Socket:
         self.closed = True
 
 
-async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_is_closed(monkeypatch):
+@pytest.mark.parametrize("at_once", [False, True], ids=["others-awaited", "others-at-once"])
+async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_is_closed(monkeypatch, at_once):
     class Picture:
         def __init__(self, seq):
             self.snapshot = {"seq": seq}
@@ -148,7 +156,7 @@ async def test_a_phone_that_takes_no_frames_holds_up_its_room_only_briefly_and_i
 
     monkeypatch.setattr(fanout.standings, "picture_at_least", picture_at_least)
     monkeypatch.setattr(fanout, "SEND_SECONDS", 0.2)
-    stalled, *others = [_Socket(stalls=True), *(_Socket() for _ in range(5))]
+    stalled, *others = [_Socket(stalls=True), *(_Socket(at_once=at_once) for _ in range(5))]
     subscription = fanout.Subscription(code="ABCDEF", layer=None, sockets={stalled, *others})
 
     await asyncio.wait_for(subscription.hand_out({"room_id": 1, "state": {"code": "ABCDEF", "seq": 7}}), WAIT)
