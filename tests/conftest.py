@@ -19,6 +19,18 @@ from tests.support.communicator import server_lifespan
 os.environ.setdefault("RATELIMIT_KEY_PREFIX", f"ratelimit-run-{uuid.uuid4().hex}")
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """pytest-django's own, and before it drops the test databases, the connections of the one thread that runs
+    every async test's `sync_to_async` call are closed: whole runs ended with "database ... is being accessed by
+    other users" (an idle session of that thread's, in this process) and left the databases behind."""
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
+
+
 # How long the tasks an async test left behind get to finish once cancelled, before its loop is closed.
 LEFTOVER_TASK_SECONDS = 10
 
