@@ -4,10 +4,19 @@ room event reaching every player wherever their socket is, with the layer's chan
 import pytest
 import redis.asyncio as redis
 from asgiref.sync import sync_to_async
+from channels_redis.utils import _consistent_hash
 from django.conf import settings
 
+from lobby import events
 from tests.support.peer import Peer
 from tests.support.servers import start_asgi, start_redis
+
+
+def _shard(group: str) -> int:
+    """The server of the two that the layer keeps `group` on (channels_redis's own hash of its Redis name)."""
+    prefix = settings.CHANNEL_LAYERS["default"]["CONFIG"]["prefix"]
+    return _consistent_hash(f"{prefix}__group__{group}", 2)
+
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -22,8 +31,14 @@ async def test_a_game_across_two_processes_on_a_layer_sharded_over_two_redis_ser
     servers = [start_asgi(f"asgi-{n}", log_path=tmp_path / f"asgi-{n}.log", env=env) for n in (1, 2)]
     clients = [redis.Redis.from_url(url) for url in urls]
     try:
-        created = await sync_to_async(make_room)(timer_seconds=30)
-        code = created.room.code
+        # A room whose two groups (the room's and its hosts') the layer puts on different servers: then each server
+        # holds some of the game's channels, whatever the processes' own channels (random names) hash to. With any
+        # room, all of them once landed on one server, and the check below failed on a game that worked.
+        for _ in range(100):
+            created = await sync_to_async(make_room)(timer_seconds=30)
+            code = created.room.code
+            if _shard(events.room_group(code)) != _shard(events.host_group(code)):
+                break
         host = await Peer(servers[0].ws_base, code).open()
         await host.send(type="host", token=created.host_token)
         await host.state(phase="lobby")
