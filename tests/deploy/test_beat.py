@@ -2,7 +2,6 @@
 `deploy/host.sh ADDRESS` on the others; the beat's retention purge then runs and an old game is deleted."""
 
 import asyncio
-import os
 import subprocess
 import sys
 from datetime import timedelta
@@ -15,27 +14,13 @@ from django.utils import timezone
 
 from lobby.models import Room
 from tests.factories import RoomFactory
-from tests.support.hosts import end_group, free_port_on, wait_listening
+from tests.support.hosts import end_group, free_port_on, group_commands, wait_listening
 from tests.support.servers import REPO, server_env
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not settings.REDIS_URL, reason="the beat and the workers meet on Redis: set REDIS_URL"),
 ]
-
-
-def _group_commands(group: int) -> list[str]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if int(fields[2]) == group:
-                found.append(command)
-    return found
 
 
 def _start(address: str, *extra: str, env: dict, log: Path) -> tuple[subprocess.Popen, int]:
@@ -68,7 +53,7 @@ async def test_one_host_runs_the_sites_beat_and_its_retention_purge_deletes_an_o
         for (popen, port), address in zip(hosts, ("127.0.0.21", "127.0.0.22"), strict=True):
             wait_listening(address, port, popen, f"host {address}")
         beats = [
-            [c for c in _group_commands(popen.pid) if " beat " in f"{c} "] for popen, _ in hosts
+            [c for c in group_commands(popen.pid) if " beat " in f"{c} "] for popen, _ in hosts
         ]  # fmt: skip
         assert [len(b) for b in beats] == [1, 0], beats
         async with asyncio.timeout(90):

@@ -108,6 +108,11 @@ def group_alive(group: int) -> list[int]:
     return alive
 
 
+def group_commands(group: int) -> list[str]:
+    """The command lines of a process group's running processes."""
+    return [_command_line(pid) for pid in group_alive(group)]
+
+
 def end_group(popen: subprocess.Popen, seconds: float = 10) -> list[str]:
     """Stop a host started in a session of its own as its operator would (SIGTERM to its group), then SIGKILL
     whatever of the group is still running after `seconds`. The shell that started a host can exit before its
@@ -119,7 +124,7 @@ def end_group(popen: subprocess.Popen, seconds: float = 10) -> list[str]:
     deadline = time.monotonic() + seconds
     while group_alive(popen.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    stuck = [_command_line(pid) for pid in group_alive(popen.pid)]
+    stuck = group_commands(popen.pid)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(popen.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
